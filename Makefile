@@ -1,0 +1,155 @@
+# probity: top-level build.
+#
+#   make            build build/probity (and the demo service)
+#   make demo       the main job on the built-in demo service
+#   make test       unit + CLI + lint-corpus + BPF integration tests, then
+#                   the unit tests again under ASan/UBSan, then fuzz replay
+#   make fuzz       run each libFuzzer target for FUZZ_SECONDS (default 60)
+#   make bench      benchmarks; results in bench/results/*.json
+#
+# Every dependency comes from scripts/install-deps.sh, which make runs when
+# scripts/check-deps.sh finds something missing.
+
+BUILD     ?= build
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+
+PKGS      := libbpf yaml-0.1 jansson capstone libcrypto libelf zlib
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE \
+	     -Iinclude -Isrc -I$(BUILD)/skel $(PKG_CFLAGS)
+LDLIBS     = $(PKG_LIBS) -lpthread $(EXTRA_LDFLAGS)
+
+LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard src/common/*.c src/elf/*.c src/contract/*.c \
+		src/engine/*.c src/trace/*.c src/analyze/*.c src/validate/*.c \
+		src/receipts/*.c src/observe/*.c src/rejit/*.c src/attribute/*.c))
+CLI_SRCS  := $(wildcard src/cli/*.c)
+BPF_SRCS  := $(wildcard src/*/*.bpf.c tests/bpf/*.bpf.c)
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+BPF_OBJS  := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
+SKELS     := $(patsubst %.bpf.c,$(BUILD)/skel/%.skel.h,$(notdir $(BPF_SRCS)))
+LIB       := $(BUILD)/libprobity.a
+BIN       := $(BUILD)/probity
+
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_SECONDS ?= 60
+
+DEMO_BIN  := $(BUILD)/demo/probity-demo
+DEMO_MANIFEST := $(BUILD)/demo/demo.manifest.yaml
+DEMO_SRCS := $(wildcard demo/*.c)
+DEMO_HDRS := $(wildcard demo/*.h)
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all deps demo test test-unit test-asan fuzz fuzz-replay bench clean install-deps
+
+all: $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
+
+# ---- dependencies ----------------------------------------------------------
+$(DEPS_STAMP): scripts/install-deps.sh scripts/check-deps.sh
+	@mkdir -p $(BUILD)
+	@scripts/check-deps.sh 2>/dev/null || scripts/install-deps.sh
+	@scripts/check-deps.sh
+	@touch $@
+deps: $(DEPS_STAMP)
+install-deps:
+	scripts/install-deps.sh
+
+# ---- BPF -------------------------------------------------------------------
+$(BUILD)/vmlinux.h: scripts/gen-vmlinux.sh | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	scripts/gen-vmlinux.sh $(BPFTOOL) $@
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc \
+	      -Wall -Werror -Wno-unused-function
+$(BUILD)/bpf/%.bpf.o: $(BUILD)/vmlinux.h $(wildcard src/*/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $(filter %/$*.bpf.c,$(BPF_SRCS)) -o $@.tmp
+	$(BPFTOOL) gen object $@ $@.tmp
+	@rm -f $@.tmp
+$(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# every bpf object depends on its own source
+define bpf_src_dep
+$(BUILD)/bpf/$(notdir $(1:.bpf.c=.bpf.o)): $(1)
+endef
+$(foreach s,$(BPF_SRCS),$(eval $(call bpf_src_dep,$(s))))
+
+# ---- user space ------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP) $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(CLI_OBJS) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+# ---- demo service ----------------------------------------------------------
+$(DEMO_BIN): $(DEMO_SRCS) $(DEMO_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Wl,--build-id=sha1 \
+		-o $@ $(DEMO_SRCS) -lpthread
+
+$(DEMO_MANIFEST): demo/demo.manifest.yaml $(DEMO_BIN) scripts/fill-build-id.sh
+	scripts/fill-build-id.sh demo/demo.manifest.yaml $(DEMO_BIN) $@
+
+demo: all
+	scripts/demo.sh $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
+
+# ---- tests -----------------------------------------------------------------
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
+
+test-unit: $(TEST_BINS)
+
+test: all test-unit $(FUZZ_BINS)
+	tests/run.sh --build $(BUILD)
+	$(MAKE) --no-print-directory test-asan
+
+# Unit tests again, under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: | $(DEPS_STAMP)
+	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
+		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" test-unit $(BUILD)/asan/probity
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		tests/run.sh --build build/asan --unit-only --tag asan
+
+# ---- fuzzing (libFuzzer, clang) -------------------------------------------
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	      -Iinclude -Isrc -I$(BUILD)/skel $(PKG_CFLAGS)
+FUZZ_LIB_SRCS = $(filter-out %.bpf.c,$(wildcard src/common/*.c src/contract/*.c src/elf/*.c))
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$$(basename $$f); \
+		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -timeout=5 -rss_limit_mb=2048 \
+			-artifact_prefix=tests/fuzz/ $(BUILD)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+bench: all
+	@if [ -x bench/run.sh ]; then bench/run.sh; else echo "no benchmarks yet"; fi
+
+clean:
+	rm -rf $(BUILD) build/asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

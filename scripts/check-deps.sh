@@ -1,0 +1,21 @@
+#!/bin/sh
+# check-deps.sh: exit 0 when every build/test dependency is present,
+# 1 (listing what is missing) otherwise. Used by make to decide whether
+# scripts/install-deps.sh must run.
+missing=""
+for pc in "libbpf >= 1.3" "yaml-0.1" "jansson" "capstone" "libcrypto" "libelf" "zlib"; do
+	pkg-config --exists "$pc" 2>/dev/null || missing="$missing [$pc]"
+done
+sdt=0; for f in /usr/include/sys/sdt.h /usr/include/*/sys/sdt.h; do [ -f "$f" ] && sdt=1; done
+[ $sdt -eq 1 ] || missing="$missing systemtap-sdt-dev"
+for cmd in clang llc bpftool pkg-config ip perf; do
+	command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing="$missing $cmd"
+done
+[ -f /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||
+	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+	missing="$missing libclang-rt-dev"
+if [ -n "$missing" ]; then
+	echo "missing:$missing" >&2
+	exit 1
+fi
+exit 0

@@ -1,0 +1,143 @@
+#!/bin/sh
+# install-deps.sh: install every build and test dependency of probity from
+# the distribution's packages. Idempotent: a second run changes nothing.
+#
+# libbpf >= 1.3 is needed for uprobe_multi links with per-site cookies.
+# Debian 12 ships libbpf 1.1, so on bookworm the distribution's own
+# bookworm-backports suite is enabled, reusing the URIs (and keyring) that
+# the machine's apt sources already use for bookworm. No mirror host is
+# hard-coded here.
+set -eu
+
+log() { printf 'install-deps: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		exec sudo -E "$0" "$@"
+	fi
+	log "must run as root (or with sudo available)"
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+
+. /etc/os-release
+codename="${VERSION_CODENAME:-}"
+
+BASE_PKGS="make gcc clang llvm lld pkg-config libelf-dev zlib1g-dev libzstd-dev \
+libyaml-dev libjansson-dev libcapstone-dev libssl-dev libclang-rt-14-dev \
+iproute2 binutils file linux-perf procps systemtap-sdt-dev"
+BPF_PKGS="libbpf-dev bpftool"
+
+# libbpf version the distribution's default suite offers, e.g. 1.1.2
+libbpf_candidate() {
+	apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: *\(1:\)\{0,1\}\([0-9.]*\).*/\2/p' | head -1
+}
+
+version_ge() { # version_ge A B: A >= B
+	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]
+}
+
+# Collect the URIs that the configured sources use for "$codename"
+# (deb822 .sources files and one-line .list files alike).
+bookworm_uris() {
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		awk -v c="$codename" '$1=="deb" { u=""; s="";
+			for (i=2;i<=NF;i++) { if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; continue }
+				if (u=="") u=$i; else if (s=="") { s=$i; break } }
+			if (s==c) print u }' "$f"
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk -v c="$codename" 'BEGIN{RS=""; FS="\n"} {
+			uris=""; suites=""; types=""; enabled="yes";
+			for (i=1;i<=NF;i++) {
+				if ($i ~ /^URIs:/) { uris=$i; sub(/^URIs:[ \t]*/,"",uris) }
+				if ($i ~ /^Suites:/) { suites=$i; sub(/^Suites:[ \t]*/,"",suites) }
+				if ($i ~ /^Types:/) { types=$i }
+				if ($i ~ /^Enabled:[ \t]*no/) enabled="no" }
+			if (enabled=="no" || types !~ /deb( |$)/) next
+			n=split(suites, s, /[ \t]+/)
+			for (j=1;j<=n;j++) if (s[j]==c) { print uris; break } }' "$f"
+	done
+}
+
+bookworm_keyring() {
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk -v c="$codename" 'BEGIN{RS=""; FS="\n"} {
+			suites=""; key="";
+			for (i=1;i<=NF;i++) {
+				if ($i ~ /^Suites:/) suites=$i
+				if ($i ~ /^Signed-By:/) { key=$i; sub(/^Signed-By:[ \t]*/,"",key) } }
+			if ((" " suites " ") ~ (" " c " ") && key != "") { print key; exit } }' "$f"
+	done | head -1
+}
+
+enable_backports() {
+	bp="/etc/apt/sources.list.d/probity-backports.sources"
+	if [ -f "$bp" ]; then
+		return 0
+	fi
+	uris=$(bookworm_uris | tr ' ' '\n' | grep -v -- '-security' | grep -v '^$' | sort -u | tr '\n' ' ')
+	if [ -z "$uris" ]; then
+		log "no apt source for '$codename' found to derive ${codename}-backports from"
+		exit 1
+	fi
+	key=$(bookworm_keyring || true)
+	log "enabling ${codename}-backports from: $uris"
+	{
+		echo "# added by probity scripts/install-deps.sh (libbpf >= 1.3, bpftool)"
+		echo "Types: deb"
+		echo "URIs: $uris"
+		echo "Suites: ${codename}-backports"
+		echo "Components: main"
+		if [ -n "$key" ]; then echo "Signed-By: $key"; fi
+	} >"$bp"
+}
+
+need_update=1
+apt_update() {
+	if [ "$need_update" -eq 1 ]; then
+		log "apt-get update"
+		apt-get update -qq
+		need_update=0
+	fi
+}
+
+missing=""
+for p in $BASE_PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+	apt_update
+	log "installing:$missing"
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+have=$(dpkg-query -W -f='${Version}' libbpf-dev 2>/dev/null | sed 's/^1://; s/-.*//' || true)
+if [ -n "$have" ] && version_ge "$have" 1.3 && command -v bpftool >/dev/null 2>&1 && bpftool version >/dev/null 2>&1; then
+	log "libbpf-dev $have and bpftool already installed"
+else
+	cand=$(libbpf_candidate libbpf-dev)
+	if [ -n "$cand" ] && version_ge "$cand" 1.3; then
+		apt_update
+		log "installing libbpf-dev $cand, bpftool from the default suite"
+		apt-get install -y -qq --no-install-recommends $BPF_PKGS >/dev/null
+	else
+		enable_backports
+		need_update=1
+		apt_update
+		log "installing libbpf-dev, bpftool from ${codename}-backports"
+		apt-get install -y -qq --no-install-recommends -t "${codename}-backports" $BPF_PKGS >/dev/null
+	fi
+fi
+
+have=$(dpkg-query -W -f='${Version}' libbpf-dev 2>/dev/null | sed 's/^1://; s/-.*//')
+if ! version_ge "$have" 1.3; then
+	log "libbpf-dev $have is older than 1.3 (uprobe_multi): cannot continue"
+	exit 1
+fi
+log "ok: libbpf $have, $(bpftool version 2>/dev/null | head -1)"

@@ -1,0 +1,43 @@
+/* cli.h: what every probity subcommand shares: global flags, the command
+ * table type, and error printing that becomes JSON under -j.
+ */
+#ifndef PROBITY_CLI_H
+#define PROBITY_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+
+/* Exit codes (documented in probity(1), README). */
+#define EXIT_OK		0	/* success, nothing found */
+#define EXIT_FINDINGS	1	/* ran fine, reported findings (lint errors, refusals) */
+#define EXIT_USAGE	2	/* bad usage or unreadable input */
+#define EXIT_FAILURE_RT	3	/* runtime failure (BPF load/attach, I/O) */
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;	/* one line for the command list */
+};
+
+extern bool json_output;
+extern bool pretty_output;
+extern int verbose;
+extern const char *bin_name;
+
+/* Dispatch argv[0] among cmds; prints help for "help"/no command. */
+int cmd_select(const struct cmd *cmds, int argc, char **argv,
+	       const char *noun, void (*help)(FILE *out));
+
+/* Error that is plain text, or {"error": "..."} under -j. */
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a JSON document to stdout (pretty with --pretty) and free it. */
+void json_print_and_free(json_t *doc);
+
+/* subcommand entry points */
+int do_manifest(int argc, char **argv);
+int do_plan(int argc, char **argv);
+int do_version(int argc, char **argv);
+
+#endif

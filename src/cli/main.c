@@ -1,0 +1,176 @@
+/* main.c: the probity command line: global flags and the noun table
+ * (bpftool-style). Each noun lives in its own file and parses its own
+ * arguments; this file only dispatches.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "common/log.h"
+#include "common/version.h"
+
+bool json_output;
+bool pretty_output;
+int verbose;
+const char *bin_name = "probity";
+
+static const struct cmd main_cmds[] = {
+	{ "manifest", do_manifest, "check a resource manifest (lint)" },
+	{ "plan",     do_plan,     "compile a manifest into an attach plan for a binary or process" },
+	{ "version",  do_version,  "print the version and the libraries in use" },
+	{ 0 },
+};
+
+static void usage(FILE *out)
+{
+	const struct cmd *c;
+
+	fprintf(out,
+		"Usage: %s [OPTIONS] COMMAND [ARGS...]\n"
+		"\n"
+		"Evidence-bearing eBPF observability: resource contracts checked at run time.\n"
+		"\n"
+		"Commands:\n", bin_name);
+	for (c = main_cmds; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out,
+		"  help       show this help\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json     JSON output (errors too)\n"
+		"  -p, --pretty   pretty-printed JSON (implies -j)\n"
+		"  -v, --verbose  more messages on stderr (repeatable)\n"
+		"  -h, --help     show this help\n"
+		"  -V, --version  print the version\n"
+		"\n"
+		"Exit status: 0 ok, 1 findings (lint errors, refused plan), 2 usage or\n"
+		"unreadable input, 3 runtime failure.\n"
+		"Run '%s COMMAND --help' for a command's options; see probity(1).\n",
+		bin_name);
+}
+
+int cmd_select(const struct cmd *cmds, int argc, char **argv,
+	       const char *noun, void (*help)(FILE *out))
+{
+	const struct cmd *c;
+
+	if (argc < 1 || !strcmp(argv[0], "help") || !strcmp(argv[0], "--help") ||
+	    !strcmp(argv[0], "-h")) {
+		help(stdout);
+		return argc < 1 ? EXIT_USAGE : EXIT_OK;
+	}
+	for (c = cmds; c->name; c++)
+		if (!strcmp(argv[0], c->name))
+			return c->fn(argc, argv);
+	p_err("unknown %s command '%s' (try '%s %s%shelp')", noun ? noun : "", argv[0],
+	      bin_name, noun ? noun : "", noun ? " " : "");
+	return EXIT_USAGE;
+}
+
+static void vp_msg(const char *kind, const char *fmt, va_list ap)
+{
+	if (json_output) {
+		char *msg = NULL;
+
+		if (vasprintf(&msg, fmt, ap) < 0)
+			return;
+		json_t *doc = json_pack("{s:s}", kind, msg);
+		free(msg);
+		if (doc) {
+			char *s = json_dumps(doc, JSON_COMPACT);
+
+			if (s)
+				fprintf(stdout, "%s\n", s);
+			free(s);
+			json_decref(doc);
+		}
+		return;
+	}
+	fprintf(stderr, "%s: %s: ", bin_name, kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vp_msg("error", fmt, ap);
+	va_end(ap);
+}
+
+void p_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vp_msg("warning", fmt, ap);
+	va_end(ap);
+}
+
+void json_print_and_free(json_t *doc)
+{
+	char *s;
+
+	if (!doc)
+		return;
+	s = json_dumps(doc, (pretty_output ? JSON_INDENT(2) : JSON_COMPACT) |
+				    JSON_PRESERVE_ORDER);
+	if (s) {
+		fputs(s, stdout);
+		fputc('\n', stdout);
+		free(s);
+	}
+	json_decref(doc);
+}
+
+int do_version(int argc, char **argv)
+{
+	if (json_output) {
+		json_print_and_free(json_pack("{s:s, s:s, s:s}", "version", PROBITY_VERSION,
+					      "libbpf", pb_libbpf_version(),
+					      "manifest_schema", "1"));
+		return EXIT_OK;
+	}
+	printf("probity %s (libbpf %s, manifest schema 1)\n", PROBITY_VERSION,
+	       pb_libbpf_version());
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	int opt;
+
+	/* global options come before the command; stop at the first non-option */
+	while ((opt = getopt_long(argc, argv, "+jpvhV", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'j': json_output = true; break;
+		case 'p': json_output = pretty_output = true; break;
+		case 'v': verbose++; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		case 'V': return do_version(0, NULL);
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	pb_set_log_level(verbose >= 2 ? PB_LOG_DEBUG : verbose ? PB_LOG_INFO : PB_LOG_WARN);
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	optind = 0; /* subcommands run getopt again on their own argv */
+	return cmd_select(main_cmds, argc, argv, NULL, usage);
+}

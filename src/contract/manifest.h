@@ -1,0 +1,249 @@
+/* manifest.h: the in-memory model of a probity resource manifest (v1).
+ *
+ * A manifest is a versioned contract: for one exact build (GNU build-id)
+ * it says where WAIT / ACQUIRE / USE / RELEASE happen and how a resource
+ * instance, its units and its generation are derived from runtime values.
+ * docs/manifest.md documents every field. The parser (manifest.c) builds
+ * this model with libyaml and reports every problem as a positioned
+ * diagnostic; nothing here knows about BPF or ELF.
+ */
+#ifndef PROBITY_MANIFEST_H
+#define PROBITY_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../common/diag.h"
+
+#define MANIFEST_VERSION	1
+#define PB_MAX_DEREF		3	/* dereference levels in a value */
+#define PB_MAX_UPROBE_ARG	5	/* arg0..arg5 (x86-64 SysV registers) */
+#define PB_MAX_USDT_ARG		11	/* arg0..arg11 (libbpf USDT limit) */
+#define PB_BUILD_ID_MAX		64	/* bytes */
+
+struct pb_loc {
+	int line;	/* 1-based; 0 when unknown */
+	int col;	/* 1-based */
+};
+
+enum pb_res_class {
+	PB_CLASS_POOL = 0,
+	PB_CLASS_QUEUE,
+	PB_CLASS_CACHE,
+	PB_CLASS_LOCK,
+	PB_CLASS_CREDIT,
+	PB_CLASS_CONNECTION,
+	PB_CLASS_OTHER,
+	PB_CLASS__COUNT,
+};
+
+enum pb_event_kind {
+	PB_EV_WAIT = 0,
+	PB_EV_ACQUIRE,
+	PB_EV_USE,
+	PB_EV_RELEASE,
+	PB_EV__COUNT,
+};
+
+enum pb_site_at {
+	PB_AT_ENTRY = 0,	/* at symbol+offset (offset 0 = function entry) */
+	PB_AT_RETURN,		/* at function return (uretprobe); offset must be 0 */
+	PB_AT_SPAN,		/* WAIT only: entry to return of the function */
+};
+
+enum pb_confidence {
+	PB_CONF_CANDIDATE = 0,	/* proposed, never validated */
+	PB_CONF_VALIDATED,
+	PB_CONF_SUSPECT,
+	PB_CONF_STALE,
+	PB_CONF_DEGRADED,	/* only set by `plan --rebind`, never in a file */
+};
+
+enum pb_prov_source {
+	PB_PROV_STATIC_ANALYSIS = 0,
+	PB_PROV_LLM,
+	PB_PROV_DEVELOPER,
+	PB_PROV_USDT,
+};
+
+enum pb_returns {
+	PB_RET_UNSPECIFIED = 0,	/* not declared */
+	PB_RET_VALUE,		/* function returns a value (declared) */
+	PB_RET_VOID,		/* function returns nothing (declared) */
+};
+
+enum pb_gen_rule {
+	PB_GEN_ON_ACQUIRE = 0,	/* new generation on ACQUIRE of an inactive instance */
+	PB_GEN_COUNTER,		/* generation read from a value (event.generation) */
+};
+
+/* A value expression, e.g. `arg1`, `retval`, `42`, `*u64(arg0 + 16)`,
+ * `*u32(*u64(arg0 + 8) + 4)`, `s32(retval)`.
+ *
+ * Evaluation (the same in user space and, later, in BPF):
+ *   v = base (argN / retval / constant)
+ *   for i in 0..n_deref-1: v = *(uN *)(v + deref[i].offset)   (zero-extended)
+ *   v = v + final_offset
+ *   if cast_size: truncate to cast_size bytes, sign-extend if cast_signed
+ */
+enum pb_val_base {
+	PB_VAL_NONE = 0,	/* field absent */
+	PB_VAL_CONST,
+	PB_VAL_ARG,
+	PB_VAL_RETVAL,
+};
+
+struct pb_deref {
+	int64_t offset;	/* added before the load */
+	uint8_t size;	/* 1, 2, 4 or 8 bytes */
+};
+
+struct pb_value {
+	enum pb_val_base base;
+	uint8_t arg;		/* PB_VAL_ARG: argument index */
+	int64_t constant;	/* PB_VAL_CONST */
+	uint8_t n_deref;	/* 0..PB_MAX_DEREF */
+	struct pb_deref deref[PB_MAX_DEREF];
+	int64_t final_offset;
+	uint8_t cast_size;	/* 0 = none, else 1/2/4/8 */
+	bool cast_signed;
+	char *text;		/* the expression as written (for messages) */
+	struct pb_loc loc;
+};
+
+enum pb_cmp_op {
+	PB_CMP_EQ = 0,
+	PB_CMP_NE,
+	PB_CMP_LT,
+	PB_CMP_LE,
+	PB_CMP_GT,
+	PB_CMP_GE,
+};
+
+/* `when: <value> <op> <integer>` */
+struct pb_guard {
+	bool present;
+	struct pb_value lhs;
+	enum pb_cmp_op op;
+	int64_t rhs;
+	char *text;
+	struct pb_loc loc;
+};
+
+/* `expect: [{next: [USE, RELEASE], within: 500ms}]` */
+struct pb_transition {
+	uint32_t next_mask;	/* bit (1 << enum pb_event_kind) per allowed next kind */
+	uint64_t within_ns;	/* 0 = no bound */
+	struct pb_loc loc;
+};
+
+struct pb_provenance {
+	enum pb_prov_source source;
+	char *evidence;		/* free text; may be NULL */
+	char *date;		/* YYYY-MM-DD; may be NULL */
+	struct pb_loc loc;
+};
+
+struct pb_target {
+	char *id;		/* optional in a single-target manifest (then "main") */
+	char *binary;		/* path, or a soname such as libc.so.6 */
+	uint8_t build_id[PB_BUILD_ID_MAX];
+	size_t build_id_len;	/* bytes */
+	struct pb_loc loc;
+};
+
+struct pb_resource {
+	char *name;		/* e.g. pg.buffer_pool.buffer */
+	enum pb_res_class class;
+	char *units;		/* e.g. "pages", "bytes", "connections" */
+	bool has_capacity;
+	uint64_t capacity;	/* in units */
+	bool shared;		/* instance may be held by several owners at once */
+	bool externally_owned;	/* USE may refer to instances never ACQUIREd */
+	enum pb_gen_rule generation;
+	char *description;	/* may be NULL */
+	struct pb_loc loc;
+};
+
+struct pb_site {
+	int target_idx;		/* index into manifest->targets */
+	char *symbol;		/* function symbol; NULL for USDT */
+	uint64_t offset;	/* bytes from the symbol start */
+	char *usdt_provider;	/* USDT site; NULL for symbol sites */
+	char *usdt_name;
+	enum pb_site_at at;
+	struct pb_loc loc;
+};
+
+struct pb_event {
+	char *id;
+	char *resource;		/* resource name as written */
+	int resource_idx;	/* index into manifest->resources */
+	enum pb_event_kind kind;
+	struct pb_site site;
+	struct pb_value instance;	/* required */
+	struct pb_value units;		/* default: constant 1 */
+	struct pb_value target;		/* USE only; optional */
+	char *target_resource;		/* USE only; optional resource name */
+	int target_resource_idx;	/* -1 when absent */
+	struct pb_guard when;
+	struct pb_value generation;	/* only for resources with generation: counter */
+	enum pb_returns returns;
+	struct pb_transition *expect;
+	size_t n_expect;
+	enum pb_confidence confidence;
+	struct pb_provenance provenance;
+	char *description;		/* may be NULL */
+	struct pb_loc loc;
+};
+
+struct manifest {
+	char *path;		/* file the manifest was read from */
+	int version;		/* always MANIFEST_VERSION after a clean parse */
+	char *name;
+	char *description;	/* may be NULL */
+	struct pb_target *targets;
+	size_t n_targets;
+	struct pb_resource *resources;
+	size_t n_resources;
+	struct pb_event *events;
+	size_t n_events;
+	uint8_t digest[32];	/* SHA-256 of the file bytes */
+};
+
+/* Parse and check a manifest file.
+ * Returns 0 and *out on a clean manifest (warnings may be in diags);
+ * -EINVAL when findings (errors) were added to diags (*out is NULL);
+ * another -errno when the file cannot be read (a diag names the file).
+ */
+int manifest__load(const char *path, struct manifest **out, struct diags *diags);
+
+/* Same, from memory; `name` is used as the file name in diagnostics. */
+int manifest__parse(const char *name, const char *buf, size_t len,
+		    struct manifest **out, struct diags *diags);
+
+void manifest__free(struct manifest *m);
+
+/* Look-ups; return -1 when absent. */
+int manifest__find_resource(const struct manifest *m, const char *name);
+int manifest__find_target(const struct manifest *m, const char *id);
+
+/* Names of enum values as written in YAML ("ACQUIRE", "pool", ...). */
+const char *pb_event_kind_str(enum pb_event_kind k);
+const char *pb_res_class_str(enum pb_res_class c);
+const char *pb_site_at_str(enum pb_site_at a);
+const char *pb_confidence_str(enum pb_confidence c);
+const char *pb_prov_source_str(enum pb_prov_source s);
+const char *pb_cmp_op_str(enum pb_cmp_op op);
+
+/* Parse a value expression on its own (used by the parser and tests).
+ * Returns 0 or -EINVAL with a human message in err ("expected ..., found ..."),
+ * and the 0-based column of the problem in *err_col.
+ */
+int pb_value__parse(const char *text, struct pb_value *out, char *err, size_t err_sz,
+		    int *err_col);
+/* Print a value expression in canonical form. */
+int pb_value__format(const struct pb_value *v, char *buf, size_t sz);
+void pb_value__free(struct pb_value *v);
+
+#endif
