@@ -51,6 +51,10 @@ DEMO_HDRS := $(wildcard demo/*.h)
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
+# Subsystem fragments (test fixtures, ...) may add to these.
+TEST_FIXTURES :=
+-include $(sort $(wildcard mk/*.mk))
+
 .PHONY: all deps demo test test-unit test-asan fuzz fuzz-replay bench clean install-deps
 
 all: $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
@@ -116,7 +120,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
-test-unit: $(TEST_BINS)
+test-unit: $(TEST_BINS) $(TEST_FIXTURES)
 
 test: all test-unit $(FUZZ_BINS)
 	tests/run.sh --build $(BUILD)
@@ -124,11 +128,11 @@ test: all test-unit $(FUZZ_BINS)
 
 # Unit tests again, under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: | $(DEPS_STAMP)
-	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
+	$(MAKE) --no-print-directory BUILD=$(BUILD)-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-		EXTRA_LDFLAGS="-fsanitize=address,undefined" test-unit $(BUILD)/asan/probity
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" test-unit $(BUILD)-asan/probity
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		tests/run.sh --build build/asan --unit-only --tag asan
+		tests/run.sh --build $(BUILD)-asan --unit-only --tag asan
 
 # ---- fuzzing (libFuzzer, clang) -------------------------------------------
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
@@ -150,6 +154,6 @@ bench: all
 	@if [ -x bench/run.sh ]; then bench/run.sh; else echo "no benchmarks yet"; fi
 
 clean:
-	rm -rf $(BUILD) build/asan
+	rm -rf $(BUILD) $(BUILD)-asan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
