@@ -46,7 +46,7 @@ FUZZ_SECONDS ?= 60
 
 DEMO_BIN  := $(BUILD)/demo/probity-demo
 DEMO_MANIFEST := $(BUILD)/demo/demo.manifest.yaml
-DEMO_SRCS := $(wildcard demo/*.c)
+DEMO_SRCS := $(filter-out %.bpf.c,$(wildcard demo/*.c))
 DEMO_HDRS := $(wildcard demo/*.h)
 
 DEPS_STAMP := $(BUILD)/.deps-ok
@@ -74,7 +74,9 @@ $(BUILD)/vmlinux.h: scripts/gen-vmlinux.sh | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	scripts/gen-vmlinux.sh $(BPFTOOL) $@
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc \
+# clang -target bpf does not search the multiarch include dir (asm/*.h)
+MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc -idirafter /usr/include/$(MULTIARCH) \
 	      -Wall -Werror -Wno-unused-function
 $(BUILD)/bpf/%.bpf.o: $(BUILD)/vmlinux.h $(wildcard src/*/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -84,6 +86,9 @@ $(BUILD)/bpf/%.bpf.o: $(BUILD)/vmlinux.h $(wildcard src/*/*.h) | $(DEPS_STAMP)
 $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# skeletons and objects are not intermediate files: keep them
+.SECONDARY: $(SKELS) $(BPF_OBJS)
 
 # every bpf object depends on its own source
 define bpf_src_dep
@@ -116,15 +121,19 @@ demo: all
 	scripts/demo.sh $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
 
 # ---- tests -----------------------------------------------------------------
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(LIB) | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
-test-unit: $(TEST_BINS) $(TEST_FIXTURES)
+test-unit: $(TEST_BINS) $(TEST_FIXTURES) $(DEMO_BIN) $(DEMO_MANIFEST)
 
 test: all test-unit $(FUZZ_BINS)
 	tests/run.sh --build $(BUILD)
 	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory fuzz-replay
+	@read p f s <$(BUILD)/test-summary; read ap af as <$(BUILD)-asan/test-summary; \
+	echo "make test: tests $$p/$$f/$$s, ASan+UBSan unit tests $$ap/$$af/$$as (passed/failed/skipped), fuzz corpora replayed clean"; \
+	echo "$$((p + ap)) passed, $$((f + af)) failed, $$((s + as)) skipped"
 
 # Unit tests again, under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: | $(DEPS_STAMP)
@@ -136,6 +145,7 @@ test-asan: | $(DEPS_STAMP)
 
 # ---- fuzzing (libFuzzer, clang) -------------------------------------------
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	      -fno-sanitize-recover=all \
 	      -Iinclude -Isrc -I$(BUILD)/skel $(PKG_CFLAGS)
 FUZZ_LIB_SRCS = $(filter-out %.bpf.c,$(wildcard src/common/*.c src/contract/*.c src/elf/*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) | $(DEPS_STAMP)
@@ -146,8 +156,19 @@ fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); \
 		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -timeout=5 -rss_limit_mb=2048 \
+		dict=tests/fuzz/$$n.dict; [ -f $$dict ] && dict="-dict=$$dict" || dict=""; \
+		$$f $$dict -max_total_time=$(FUZZ_SECONDS) -timeout=5 -rss_limit_mb=2048 \
 			-artifact_prefix=tests/fuzz/ $(BUILD)/fuzz/corpus-$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+# Every seed of every corpus through its fuzz target (ASan+UBSan): the
+# inputs that once crashed stay fixed.
+fuzz-replay: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$$(basename $$f); \
+		echo "fuzz-replay: $$n over tests/fuzz/corpus/$$n"; \
+		$$f -runs=0 tests/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.replay.log 2>&1 || \
+			{ tail -30 $(BUILD)/fuzz/$$n.replay.log; exit 1; }; \
+		grep -E 'Done|INITED' $(BUILD)/fuzz/$$n.replay.log | tail -1; \
 	done
 
 bench: all

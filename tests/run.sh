@@ -79,4 +79,5 @@ fi
 
 [ -n "$failures" ] && echo "${TAG}failed:$failures"
 echo "${TAG}$passed passed, $failed failed, $skipped skipped"
+echo "$passed $failed $skipped" >"$BUILD/test-summary"
 [ $failed -eq 0 ]

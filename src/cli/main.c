@@ -41,10 +41,11 @@ static void usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  -j, --json     JSON output (errors too)\n"
-		"  -p, --pretty   pretty-printed JSON (implies -j)\n"
+		"      --pretty   pretty-printed JSON (implies -j)\n"
 		"  -v, --verbose  more messages on stderr (repeatable)\n"
 		"  -h, --help     show this help\n"
 		"  -V, --version  print the version\n"
+		"-j, --pretty and -v may also follow the command (before any '--').\n"
 		"\n"
 		"Exit status: 0 ok, 1 findings (lint errors, refused plan), 2 usage or\n"
 		"unreadable input, 3 runtime failure.\n"
@@ -141,12 +142,35 @@ int do_version(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* Take the global flags out of argv wherever they appear before "--", so
+ * `probity plan -j M` works like `probity -j plan M` (as bpftool does). */
+static int strip_global_flags(int argc, char **argv)
+{
+	int i, n = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			json_output = true;
+		} else if (!strcmp(argv[i], "--pretty")) {
+			json_output = pretty_output = true;
+		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			verbose++;
+		} else {
+			argv[n++] = argv[i];
+		}
+	}
+	argv[n] = NULL;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -154,11 +178,9 @@ int main(int argc, char **argv)
 	int opt;
 
 	/* global options come before the command; stop at the first non-option */
-	while ((opt = getopt_long(argc, argv, "+jpvhV", opts, NULL)) >= 0) {
+	argc = strip_global_flags(argc, argv);
+	while ((opt = getopt_long(argc, argv, "+hV", opts, NULL)) >= 0) {
 		switch (opt) {
-		case 'j': json_output = true; break;
-		case 'p': json_output = pretty_output = true; break;
-		case 'v': verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case 'V': return do_version(0, NULL);
 		default: usage(stderr); return EXIT_USAGE;

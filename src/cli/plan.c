@@ -1,3 +1,130 @@
-/* placeholder until the plan lands */
+/* plan.c (cli): `probity plan MANIFEST [--binary PATH|ID=PATH]... [--pid PID]
+ * [--rebind]`: print the attach plan a manifest compiles to. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli.h"
-int do_plan(int argc, char **argv) { p_err("not implemented"); return EXIT_USAGE; }
+#include "contract/manifest.h"
+#include "contract/plan.h"
+
+#define MAX_BINARIES 16
+
+static void plan_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [-j] plan MANIFEST [--binary PATH | --binary ID=PATH]... [--pid PID] [--rebind]\n"
+		"\n"
+		"Compile a resource manifest into an attach plan and print it: each event\n"
+		"descriptor -> probe site -> file offset -> uprobe_multi link and cookie.\n"
+		"\n"
+		"The target's GNU build-id must equal the manifest's: a mismatch is refused.\n"
+		"Every site is checked with Capstone to start an instruction inside its\n"
+		"function; a mid-instruction site is refused with the disassembly around it.\n"
+		"\n"
+		"Options:\n"
+		"  -b, --binary PATH    probe this file instead of the manifest's target binary\n"
+		"                       (ID=PATH selects the target in a multi-target manifest)\n"
+		"  -p, --pid PID        resolve targets among the files mapped by process PID\n"
+		"                       (/proc/PID/exe and its libraries, matched by build-id)\n"
+		"      --rebind         on a build-id mismatch, re-resolve sites by symbol name;\n"
+		"                       every re-bound descriptor becomes 'degraded' (never\n"
+		"                       'validated'); offsets inside functions are refused\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"Relative target paths are resolved from the manifest's directory; bare\n"
+		"names (sonames) also from the system library directories.\n"
+		"\n"
+		"Exit status: 0 every descriptor planned; 1 some descriptor or target refused;\n"
+		"2 usage error, unreadable or invalid manifest; 3 internal failure.\n",
+		bin_name);
+}
+
+int do_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "binary", required_argument, NULL, 'b' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rebind", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *binaries[MAX_BINARIES];
+	struct plan_opts popts = { .sz = sizeof(popts), .binaries = binaries };
+	struct manifest *m = NULL;
+	struct diags *diags = NULL;
+	struct plan *p = NULL;
+	int opt, err, ret = EXIT_USAGE;
+	char *end;
+	long pid;
+
+	while ((opt = getopt_long(argc, argv, "b:p:h", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'b':
+			if (popts.n_binaries == MAX_BINARIES) {
+				p_err("at most %d --binary options", MAX_BINARIES);
+				return EXIT_USAGE;
+			}
+			binaries[popts.n_binaries++] = optarg;
+			break;
+		case 'p':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || *end || pid <= 0 || pid > 0x3fffffff) {
+				p_err("--pid: expected a process id, found '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			popts.pid = (pid_t)pid;
+			break;
+		case 'r': popts.rebind = true; break;
+		case 'h': plan_help(stdout); return EXIT_OK;
+		default: plan_help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		p_err("expected exactly one MANIFEST argument (see '%s plan --help')", bin_name);
+		return EXIT_USAGE;
+	}
+	if (popts.pid && popts.n_binaries) {
+		p_err("--pid and --binary are mutually exclusive");
+		return EXIT_USAGE;
+	}
+	diags = diags__new();
+	if (!diags)
+		return EXIT_FAILURE_RT;
+	err = manifest__load(argv[optind], &m, diags);
+	if (err) {
+		if (json_output)
+			json_print_and_free(json_pack("{s:s, s:o}", "error",
+				err == -EINVAL ? "invalid manifest" : "unreadable manifest",
+				"findings", diags__to_json(diags)));
+		else
+			diags__print(diags, stderr);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	err = plan__build(m, &popts, &p, diags);
+	if (!p) {
+		if (json_output)
+			json_print_and_free(json_pack("{s:s, s:o}", "error", strerror(-err),
+						      "findings", diags__to_json(diags)));
+		else {
+			diags__print(diags, stderr);
+			p_err("no plan: %s", strerror(-err));
+		}
+		ret = err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_FINDINGS;
+		goto out;
+	}
+	if (json_output)
+		json_print_and_free(plan__to_json(p));
+	else
+		plan__print(p, stdout);
+	if (p->n_refused && !json_output)
+		p_err("%zu descriptor(s) refused; see the notes above", p->n_refused);
+	ret = p->n_refused ? EXIT_FINDINGS : EXIT_OK;
+out:
+	plan__free(p);
+	manifest__free(m);
+	diags__free(diags);
+	return ret;
+}

@@ -20,6 +20,10 @@
 #define PB_MAX_UPROBE_ARG	5	/* arg0..arg5 (x86-64 SysV registers) */
 #define PB_MAX_USDT_ARG		11	/* arg0..arg11 (libbpf USDT limit) */
 #define PB_BUILD_ID_MAX		64	/* bytes */
+#define PB_BUILD_ID_MIN		4	/* bytes (8 hex digits) */
+#define PB_MANIFEST_MAX_BYTES	(4 << 20)	/* larger files are refused */
+#define PB_MANIFEST_MAX_EVENTS	10000
+#define PB_MANIFEST_MAX_ITEMS	10000	/* targets, resources */
 
 struct pb_loc {
 	int line;	/* 1-based; 0 when unknown */
@@ -138,6 +142,7 @@ struct pb_transition {
 };
 
 struct pb_provenance {
+	bool present;		/* the event has a provenance block */
 	enum pb_prov_source source;
 	char *evidence;		/* free text; may be NULL */
 	char *date;		/* YYYY-MM-DD; may be NULL */
@@ -150,6 +155,8 @@ struct pb_target {
 	uint8_t build_id[PB_BUILD_ID_MAX];
 	size_t build_id_len;	/* bytes */
 	struct pb_loc loc;
+	struct pb_loc binary_loc;	/* of the binary value (for plan messages) */
+	struct pb_loc build_id_loc;	/* of the build_id value */
 };
 
 struct pb_resource {
@@ -172,7 +179,8 @@ struct pb_site {
 	char *usdt_provider;	/* USDT site; NULL for symbol sites */
 	char *usdt_name;
 	enum pb_site_at at;
-	struct pb_loc loc;
+	struct pb_loc loc;	/* of the symbol or usdt value (what plan
+				 * reports when the site does not resolve) */
 };
 
 struct pb_event {
@@ -227,6 +235,11 @@ void manifest__free(struct manifest *m);
 /* Look-ups; return -1 when absent. */
 int manifest__find_resource(const struct manifest *m, const char *name);
 int manifest__find_target(const struct manifest *m, const char *id);
+int manifest__find_event(const struct manifest *m, const char *id);
+
+/* The whole model as JSON (what `probity -j manifest show` prints); the
+ * shape is documented in docs/manifest.md. NULL on allocation failure. */
+json_t *manifest__to_json(const struct manifest *m);
 
 /* Names of enum values as written in YAML ("ACQUIRE", "pool", ...). */
 const char *pb_event_kind_str(enum pb_event_kind k);
@@ -235,6 +248,8 @@ const char *pb_site_at_str(enum pb_site_at a);
 const char *pb_confidence_str(enum pb_confidence c);
 const char *pb_prov_source_str(enum pb_prov_source s);
 const char *pb_cmp_op_str(enum pb_cmp_op op);
+const char *pb_returns_str(enum pb_returns r);
+const char *pb_gen_rule_str(enum pb_gen_rule g);
 
 /* Parse a value expression on its own (used by the parser and tests).
  * Returns 0 or -EINVAL with a human message in err ("expected ..., found ..."),
@@ -242,8 +257,22 @@ const char *pb_cmp_op_str(enum pb_cmp_op op);
  */
 int pb_value__parse(const char *text, struct pb_value *out, char *err, size_t err_sz,
 		    int *err_col);
-/* Print a value expression in canonical form. */
+/* Print a value expression in canonical form; returns the length, or
+ * -ENOSPC when buf is too small (buf is then truncated, NUL-terminated). */
 int pb_value__format(const struct pb_value *v, char *buf, size_t sz);
 void pb_value__free(struct pb_value *v);
+
+/* True when v reads the return value anywhere. */
+bool pb_value__uses_retval(const struct pb_value *v);
+/* True when v is a plain constant (no dereference); *out gets its value
+ * after the offset and the cast. */
+bool pb_value__const(const struct pb_value *v, int64_t *out);
+
+/* Parse a guard `<value> <op> <integer>` (same error conventions as
+ * pb_value__parse); sets present = true on success. */
+int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t err_sz,
+		    int *err_col);
+int pb_guard__format(const struct pb_guard *g, char *buf, size_t sz);
+void pb_guard__free(struct pb_guard *g);
 
 #endif

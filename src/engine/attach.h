@@ -1,0 +1,35 @@
+/* attach.h: attach BPF programs to every link of an attach plan.
+ *
+ * The one place that turns a plan into kernel links: uprobe_multi links
+ * (entry and return, per-site cookies and USDT-style ref counters) and
+ * libbpf USDT attachments (with the descriptor index as USDT cookie). The
+ * caller provides the programs; the engine (and tests) reuse this module.
+ */
+#ifndef PROBITY_ATTACH_H
+#define PROBITY_ATTACH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "contract/plan.h"
+
+struct bpf_program;
+struct attacher;
+
+struct attacher_opts {
+	size_t sz;
+	struct bpf_program *entry_prog;		/* SEC("uprobe.multi") */
+	struct bpf_program *return_prog;	/* SEC("uretprobe.multi") */
+	struct bpf_program *usdt_prog;		/* SEC("usdt"); may be NULL when
+						 * the plan has no USDT links */
+	pid_t pid;				/* -1 or 0: every process */
+};
+#define attacher_opts__last_field pid
+
+/* Attach every link of the plan. Returns NULL with errno set when any
+ * link fails (links made so far are detached); the reason is logged
+ * with the link index, its type and the target path. */
+struct attacher *attacher__new(const struct plan *p, const struct attacher_opts *opts);
+size_t attacher__n_links(const struct attacher *a);
+void attacher__free(struct attacher *a);
+
+#endif
