@@ -4,7 +4,9 @@
 # working --help; every long option a --help prints is documented there.
 set -u
 P="$PROBITY_BUILD/probity"
-DOC=docs/probity.md
+DOC=$(mktemp)
+cat docs/*.md >"$DOC"
+trap 'rm -f "$DOC"' EXIT
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
 
@@ -12,7 +14,7 @@ err() { echo "FAIL: $*"; fail=1; }
 cmds=$("$P" help | sed -n '/^Commands:/,/^$/p' | awk 'NF && $1 != "Commands:" && $1 != "help" {print $1}')
 [ -n "$cmds" ] || err "no commands listed by 'probity help'"
 for c in $cmds; do
-	grep -q "^## probity $c" "$DOC" || err "command '$c' has no '## probity $c' section in $DOC"
+	grep -q "^## probity $c" "$DOC" || err "command '$c' has no "## probity $c" section in docs/*.md"
 	out=$("$P" $c --help 2>&1) || err "'probity $c --help' exited non-zero"
 	for opt in $(echo "$out" | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 		grep -q -- "$opt" "$DOC" || err "'probity $c --help' shows $opt, $DOC does not"
