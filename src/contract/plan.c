@@ -313,8 +313,7 @@ static void refuse(struct plan_ctx *c, int ei, struct pb_loc loc, const char *fi
 	if (!d->reason && msg)
 		d->reason = strdup(msg);
 	if (msg)
-		diags__add(c->p->notes, DIAG_ERROR, c->m->path, loc.line, loc.col, field,
-			   "event '%s' refused: %s", c->m->events[ei].id, msg);
+		note(c, DIAG_ERROR, loc, field, "event '%s' refused: %s", c->m->events[ei].id, msg);
 	free(msg);
 }
 

@@ -135,6 +135,15 @@ assert len(m["digest"]) == 64
 "$P" manifest show "$DIR/02-wrong-version.yaml" >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] || err "show of a broken manifest: exit $rc, expected 1"
 
+# plan refuses every broken manifest with the same positioned findings
+# (exit 2: an invalid manifest is unusable input, not a plan refusal)
+for f in "$DIR"/[0-9]*.yaml; do
+	"$P" plan "$f" >/dev/null 2>"$TMP/plan.stderr"; rc=$?
+	[ $rc -eq 2 ] || err "plan $f: exit $rc, expected 2"
+	cmp -s "$TMP/plan.stderr" "${f%.yaml}.expected" ||
+		err "plan $f: findings differ from lint's: $(head -3 "$TMP/plan.stderr")"
+done
+
 # the PostgreSQL example in the reference lints clean
 "$P" manifest lint docs/examples/postgres-lwlock.yaml >/dev/null 2>"$TMP/stderr" ||
 	err "docs/examples/postgres-lwlock.yaml does not lint clean: $(cat "$TMP/stderr")"
