@@ -39,5 +39,10 @@ void json_print_and_free(json_t *doc);
 int do_manifest(int argc, char **argv);
 int do_plan(int argc, char **argv);
 int do_version(int argc, char **argv);
+int do_record(int argc, char **argv);		/* src/cli/record.c */
+int do_report(int argc, char **argv);		/* src/cli/report.c */
+int do_export(int argc, char **argv);		/* src/cli/export.c */
+int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
+int do_watch(int argc, char **argv);		/* src/cli/watch.c */
 
 #endif

@@ -20,6 +20,9 @@ const char *bin_name = "probity";
 static const struct cmd main_cmds[] = {
 	{ "manifest", do_manifest, "check a resource manifest (lint)" },
 	{ "plan",     do_plan,     "compile a manifest into an attach plan for a binary or process" },
+	{ "record",   do_record,   "record resource events and OS effects into a trace file" },
+	{ "report",   do_report,   "diagnose a trace: contention, leaks, churn, long holds" },
+	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
 	{ "version",  do_version,  "print the version and the libraries in use" },
 	{ 0 },
 };

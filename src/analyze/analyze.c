@@ -1,0 +1,543 @@
+/* analyze.c: ingest of records and snapshots, the time joins of --events
+ * evidence, and the four diagnoses (contention, long hold, leak, churn)
+ * with their scores. docs/report.md explains every formula used here; keep
+ * the two in step.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze_int.h"
+
+#define DEF_LONG_HOLD_NS	(50ull * 1000 * 1000)
+#define DEF_LEAK_AGE_NS		(100ull * 1000 * 1000)
+#define DEF_WAKEUP_WINDOW_NS	(2ull * 1000 * 1000)
+#define DEF_MAX_ITEMS		((size_t)4 << 20)
+
+const char *finding_kind_str(enum finding_kind k)
+{
+	static const char *const n[] = {
+		[FINDING_LONG_HOLD] = "long_hold", [FINDING_CONTENTION] = "contention",
+		[FINDING_LEAK] = "leak", [FINDING_CHURN] = "churn",
+		[FINDING_MODEL_SUSPECT] = "model_suspect", [FINDING_MODEL_STALE] = "model_stale",
+	};
+	return (unsigned)k < FINDING__COUNT ? n[k] : "?";
+}
+
+int an_vec_push(struct an_vec *v, const void *elem, size_t max, uint64_t *truncated)
+{
+	if (v->n >= max) {
+		(*truncated)++;
+		return 0;
+	}
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 256;
+		void *p = realloc(v->v, cap * v->elem);
+
+		if (!p)
+			return -ENOMEM;
+		v->v = p;
+		v->cap = cap;
+	}
+	memcpy((char *)v->v + v->n * v->elem, elem, v->elem);
+	v->n++;
+	return 0;
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+struct analysis *analysis__new(const struct manifest *m, const struct analysis_opts *opts)
+{
+	struct analysis *a;
+	size_t i, n_ev, n_res;
+
+	if (!m) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts && opts->sz > sizeof(*opts)) {
+		const char *p = (const char *)opts + sizeof(*opts);
+
+		for (i = 0; i < opts->sz - sizeof(*opts); i++)
+			if (p[i]) {
+				errno = EINVAL;
+				return NULL;
+			}
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->m = m;
+	if (opts)
+		memcpy(&a->o, opts, opts->sz < sizeof(a->o) ? opts->sz : sizeof(a->o));
+	a->o.sz = sizeof(a->o);
+	if (!a->o.long_hold_ns)
+		a->o.long_hold_ns = DEF_LONG_HOLD_NS;
+	if (!a->o.leak_age_ns)
+		a->o.leak_age_ns = DEF_LEAK_AGE_NS;
+	if (!a->o.wakeup_window_ns)
+		a->o.wakeup_window_ns = DEF_WAKEUP_WINDOW_NS;
+	if (!a->o.max_items)
+		a->o.max_items = DEF_MAX_ITEMS;
+	n_ev = m->n_events ? m->n_events : 1;
+	n_res = m->n_resources ? m->n_resources : 1;
+	a->conf = calloc(n_ev, sizeof(*a->conf));
+	a->snap_desc = calloc(n_ev, sizeof(*a->snap_desc));
+	a->ev_desc = calloc(n_ev, sizeof(*a->ev_desc));
+	a->snap_res = calloc(n_res, sizeof(*a->snap_res));
+	a->series = calloc(n_res, sizeof(*a->series));
+	a->use_unmatched = calloc(n_res, sizeof(uint64_t));
+	a->release_unmatched = calloc(n_res, sizeof(uint64_t));
+	if (!a->conf || !a->snap_desc || !a->ev_desc || !a->snap_res || !a->series ||
+	    !a->use_unmatched || !a->release_unmatched) {
+		analysis__free(a);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < m->n_events; i++)
+		a->conf[i] = m->events[i].confidence;
+	for (i = 0; i < n_res; i++)
+		a->series[i].elem = sizeof(struct an_point_res);
+	a->waits.elem = a->holds.elem = sizeof(struct an_span);
+	a->uses.elem = a->releases.elem = a->wakeups.elem = sizeof(struct an_point);
+	a->ios.elem = a->faults.elem = sizeof(struct an_point);
+	a->offcpu.elem = sizeof(struct an_offcpu);
+	a->lives.elem = sizeof(struct an_life);
+	return a;
+}
+
+static void free_findings(struct analysis *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->n_findings; i++) {
+		struct finding *f = &a->findings[i];
+
+		for (j = 0; j < f->n_evidence; j++) {
+			free(f->evidence[j].key);
+			free(f->evidence[j].unit);
+			free(f->evidence[j].text);
+		}
+		free(f->evidence);
+		free(f->descs);
+		free(f->summary);
+		free(f->label);
+	}
+	free(a->findings);
+	a->findings = NULL;
+	a->n_findings = 0;
+}
+
+void analysis__free(struct analysis *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	free_findings(a);
+	if (a->series)
+		for (i = 0; i < (a->m->n_resources ? a->m->n_resources : 1); i++)
+			free(a->series[i].v);
+	free(a->series);
+	free(a->conf);
+	free(a->snap_desc);
+	free(a->ev_desc);
+	free(a->snap_res);
+	free(a->use_unmatched);
+	free(a->release_unmatched);
+	free(a->waits.v);
+	free(a->holds.v);
+	free(a->uses.v);
+	free(a->releases.v);
+	free(a->wakeups.v);
+	free(a->ios.v);
+	free(a->faults.v);
+	free(a->offcpu.v);
+	free(a->lives.v);
+	free(a->life_hash);
+	free(a);
+}
+
+void analysis__set_window(struct analysis *a, uint64_t start_ns, uint64_t end_ns)
+{
+	if (!a)
+		return;
+	a->win_start = start_ns;
+	a->win_end = end_ns;
+}
+
+int analysis__set_confidence(struct analysis *a, uint32_t descriptor, enum pb_confidence c)
+{
+	if (!a || descriptor >= a->m->n_events || (unsigned)c > PB_CONF_DEGRADED)
+		return -EINVAL;
+	if (a->finished)
+		return -EBUSY;
+	a->conf[descriptor] = c;
+	return 0;
+}
+
+const struct analysis_counts *analysis__counts(const struct analysis *a)
+{
+	return a ? &a->c : NULL;
+}
+
+const struct finding *analysis__findings(const struct analysis *a, size_t *n)
+{
+	if (n)
+		*n = a ? a->n_findings : 0;
+	return a ? a->findings : NULL;
+}
+
+/* ---- ingest: records ------------------------------------------------------ */
+
+static void see_ts(struct analysis *a, uint64_t ts)
+{
+	if (!ts)
+		return;
+	if (!a->c.first_ts || ts < a->c.first_ts)
+		a->c.first_ts = ts;
+	if (ts > a->c.last_ts)
+		a->c.last_ts = ts;
+}
+
+unsigned an_hist_bucket(uint64_t ns)
+{
+	unsigned b = 0;
+
+	while (ns > 1 && b < PB_HIST_BUCKETS - 1) {
+		ns >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static uint64_t life_hash_of(uint16_t res, uint64_t inst, uint64_t gen)
+{
+	uint64_t h = inst * 0x9e3779b97f4a7c15ull;
+
+	h ^= (gen + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+	h ^= (uint64_t)res * 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static int life_hash_grow(struct analysis *a)
+{
+	size_t cap = a->life_hash_cap ? a->life_hash_cap * 2 : 1024, i;
+	size_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < a->lives.n; i++) {
+		struct an_life *l = AN_AT(&a->lives, struct an_life, i);
+		size_t j = life_hash_of(l->resource, l->instance, l->generation) & (cap - 1);
+
+		while (h[j])
+			j = (j + 1) & (cap - 1);
+		h[j] = i + 1;
+	}
+	free(a->life_hash);
+	a->life_hash = h;
+	a->life_hash_cap = cap;
+	return 0;
+}
+
+/* the lifetime (res, instance, generation), created when `create` */
+static struct an_life *life_get(struct analysis *a, uint16_t res, uint64_t inst, uint64_t gen,
+				bool create)
+{
+	size_t j;
+
+	if (a->life_hash_cap) {
+		j = life_hash_of(res, inst, gen) & (a->life_hash_cap - 1);
+		while (a->life_hash[j]) {
+			struct an_life *l = AN_AT(&a->lives, struct an_life, a->life_hash[j] - 1);
+
+			if (l->resource == res && l->instance == inst && l->generation == gen)
+				return l;
+			j = (j + 1) & (a->life_hash_cap - 1);
+		}
+	}
+	if (!create || a->lives.n >= a->o.max_items) {
+		if (create)
+			a->c.truncated++;
+		return NULL;
+	}
+	if ((a->lives.n + 1) * 2 > a->life_hash_cap && life_hash_grow(a))
+		return NULL;
+	{
+		struct an_life l = { .instance = inst, .generation = gen, .resource = res };
+
+		if (an_vec_push(&a->lives, &l, a->o.max_items, &a->c.truncated))
+			return NULL;
+	}
+	j = life_hash_of(res, inst, gen) & (a->life_hash_cap - 1);
+	while (a->life_hash[j])
+		j = (j + 1) & (a->life_hash_cap - 1);
+	a->life_hash[j] = a->lives.n;
+	return AN_AT(&a->lives, struct an_life, a->lives.n - 1);
+}
+
+static int add_resource_rec(struct analysis *a, const struct pb_rec_resource *r)
+{
+	const struct pb_event *ev;
+	struct pb_desc_stats *ds;
+	struct an_life *l;
+	uint64_t ts = r->hdr.ts_ns;
+	uint16_t res;
+	int err = 0;
+
+	if (r->descriptor >= a->m->n_events)
+		return -EINVAL;
+	ev = &a->m->events[r->descriptor];
+	if (ev->resource_idx < 0 || (size_t)ev->resource_idx >= a->m->n_resources ||
+	    r->resource != ev->resource_idx || r->kind != ev->kind)
+		return -EINVAL;
+	res = r->resource;
+	ds = &a->ev_desc[r->descriptor];
+	ds->hits++;
+	ds->events++;
+	ds->units += r->units;
+	if (r->flags & PB_RF_NEW_GENERATION)
+		ds->new_generations++;
+	if (r->flags & PB_RF_NOT_ACTIVE)
+		ds->not_active++;
+	if (r->flags & PB_RF_DEREF_FAULT)
+		ds->deref_faults++;
+	if (r->flags & PB_RF_STATE_FULL)
+		a->res_state_full_rec++;
+
+	switch (r->kind) {
+	case PB_EV_WAIT:
+		if (r->duration_ns || (r->flags & PB_RF_SPAN_END)) {
+			struct an_span s = {
+				.start = r->duration_ns <= ts ? ts - r->duration_ns : 0, .end = ts,
+				.instance = r->instance, .generation = r->generation,
+				.pid = r->hdr.pid, .tid = r->hdr.tid, .descriptor = r->descriptor,
+				.resource = res, .kind = PB_EV_WAIT,
+			};
+			ds->total_ns += r->duration_ns;
+			ds->hist[an_hist_bucket(r->duration_ns)]++;
+			err = an_vec_push(&a->waits, &s, a->o.max_items, &a->c.truncated);
+		}
+		break;
+	case PB_EV_ACQUIRE:
+		if (r->flags & PB_RF_STATE_FULL)
+			break;
+		l = life_get(a, res, r->instance, r->generation, true);
+		if (!l)
+			break;
+		if (!l->acquires) {
+			l->t_first = ts;
+			l->pid = r->hdr.pid;
+			l->tid = r->hdr.tid;
+		}
+		l->acquires++;
+		if (!l->open) {
+			l->open = true;
+			l->t_open = ts;
+			l->uses_open = 0;
+		}
+		l->pins++;
+		break;
+	case PB_EV_USE: {
+		struct an_point p = { .ts = ts, .a = r->instance, .b = r->generation,
+				      .pid = r->hdr.pid, .tid = r->hdr.tid, .extra = r->descriptor };
+
+		l = life_get(a, res, r->instance, r->generation, false);
+		if (l && l->open) {
+			l->uses++;
+			l->uses_open++;
+		} else {
+			a->use_unmatched[res]++;
+		}
+		err = an_vec_push(&a->uses, &p, a->o.max_items, &a->c.truncated);
+		break;
+	}
+	case PB_EV_RELEASE: {
+		struct an_point p = { .ts = ts, .a = res, .pid = r->hdr.pid, .tid = r->hdr.tid };
+		uint64_t start = 0;
+
+		l = life_get(a, res, r->instance, r->generation, false);
+		if (l && l->open) {
+			l->releases++;
+			start = l->t_open;
+			if (--l->pins == 0) {
+				l->open = false;
+				l->t_close = ts;
+				l->closes++;
+				if (!l->uses_open)
+					l->churn_cycles++;
+			}
+		} else {
+			a->release_unmatched[res]++;
+		}
+		if (r->duration_ns && r->duration_ns <= ts)
+			start = ts - r->duration_ns;
+		if (start > ts)		/* records out of order: an empty hold */
+			start = ts;
+		if (start) {
+			struct an_span s = {
+				.start = start, .end = ts, .instance = r->instance,
+				.generation = r->generation, .pid = r->hdr.pid,
+				.tid = r->owner_tid ? r->owner_tid : r->hdr.tid,
+				.descriptor = r->descriptor, .resource = res, .kind = PB_EV_ACQUIRE,
+			};
+			ds->total_ns += ts - start;
+			ds->hist[an_hist_bucket(ts - start)]++;
+			err = an_vec_push(&a->holds, &s, a->o.max_items, &a->c.truncated);
+		}
+		if (!err)
+			err = an_vec_push(&a->releases, &p, a->o.max_items, &a->c.truncated);
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	return err;
+}
+
+int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t len)
+{
+	union {
+		struct pb_rec_hdr h;
+		struct pb_rec_resource r;
+		struct pb_rec_sched s;
+		struct pb_rec_wakeup w;
+		struct pb_rec_block b;
+		struct pb_rec_fault f;
+		struct pb_rec_exit e;
+	} u;
+	static const size_t need[PB_REC__MAX] = {
+		[PB_REC_RESOURCE] = sizeof(struct pb_rec_resource),
+		[PB_REC_SCHED_SWITCH] = sizeof(struct pb_rec_sched),
+		[PB_REC_WAKEUP] = sizeof(struct pb_rec_wakeup),
+		[PB_REC_BLOCK_IO] = sizeof(struct pb_rec_block),
+		[PB_REC_FAULT] = sizeof(struct pb_rec_fault),
+		[PB_REC_EXIT] = sizeof(struct pb_rec_exit),
+	};
+	struct an_point p = { 0 };
+	int err = 0;
+
+	if (!a || !rec)
+		return -EINVAL;
+	if (a->finished)
+		return -EBUSY;
+	if (len < sizeof(struct pb_rec_hdr)) {
+		a->c.malformed++;
+		return -EINVAL;
+	}
+	memcpy(&u.h, rec, sizeof(u.h));	/* records may sit unaligned in a chunk */
+	if (u.h.type == 0 || u.h.type >= PB_REC__MAX || u.h.version < 1 ||
+	    u.h.version > PB_EVENTS_VERSION) {
+		/* versions 1 and 2 share every record layout (2 changed only
+		 * snapshot counters) */
+		a->c.unknown_type++;
+		return -EINVAL;
+	}
+	if (u.h.size < need[u.h.type] || u.h.size > len) {
+		a->c.malformed++;
+		return -EINVAL;
+	}
+	memcpy(&u, rec, need[u.h.type]);
+	p.ts = u.h.ts_ns;
+	p.pid = u.h.pid;
+	p.tid = u.h.tid;
+
+	switch (u.h.type) {
+	case PB_REC_RESOURCE:
+		err = add_resource_rec(a, &u.r);
+		if (err == -EINVAL) {
+			a->c.malformed++;
+			return err;
+		}
+		break;
+	case PB_REC_SCHED_SWITCH:
+		if (u.s.in && u.s.off_cpu_ns) {
+			struct an_offcpu o = {
+				.start = u.s.off_cpu_ns <= p.ts ? p.ts - u.s.off_cpu_ns : 0,
+				.end = p.ts, .tid = p.tid,
+			};
+			err = an_vec_push(&a->offcpu, &o, a->o.max_items, &a->c.truncated);
+		}
+		break;
+	case PB_REC_WAKEUP:
+		p.a = u.w.wakee_tid;
+		err = an_vec_push(&a->wakeups, &p, a->o.max_items, &a->c.truncated);
+		break;
+	case PB_REC_BLOCK_IO:
+		if (!u.b.complete) {
+			p.a = u.b.bytes;
+			err = an_vec_push(&a->ios, &p, a->o.max_items, &a->c.truncated);
+		}
+		break;
+	case PB_REC_FAULT:
+		err = an_vec_push(&a->faults, &p, a->o.max_items, &a->c.truncated);
+		break;
+	case PB_REC_EXIT:
+		break;
+	}
+	if (err)
+		return err;
+	a->c.records++;
+	a->c.by_type[u.h.type]++;
+	see_ts(a, u.h.ts_ns);
+	return 0;
+}
+
+/* ---- ingest: snapshots ---------------------------------------------------- */
+
+int analysis__add_snapshot(struct analysis *a, uint64_t ts_ns,
+			   const struct pb_desc_stats *per_desc, size_t n_desc,
+			   const struct pb_res_stats *per_res, size_t n_res,
+			   const struct pb_engine_stats *eng)
+{
+	size_t i;
+
+	if (!a || (n_desc && !per_desc) || (n_res && !per_res))
+		return -EINVAL;
+	if (a->finished)
+		return -EBUSY;
+	if (n_desc > a->m->n_events)
+		n_desc = a->m->n_events;
+	if (n_res > a->m->n_resources)
+		n_res = a->m->n_resources;
+	if (n_desc) {
+		memcpy(a->snap_desc, per_desc, n_desc * sizeof(*per_desc));
+		a->desc_snapshots++;
+	}
+	if (n_res) {
+		memcpy(a->snap_res, per_res, n_res * sizeof(*per_res));
+		a->have_snap_res = true;
+	}
+	if (eng) {
+		a->c.ringbuf_drops = eng->ringbuf_drops;
+		a->c.instance_map_full = eng->instance_map_full;
+		a->c.thread_map_full = eng->thread_map_full;
+		a->c.span_overflow = eng->span_overflow;
+		a->c.engine_records = eng->records;
+	}
+	for (i = 0; (n_desc || n_res) && i < a->m->n_resources; i++) {
+		struct an_point_res pt = { .ts = ts_ns };
+		uint64_t acq = 0, rel = 0;	/* unsigned: hostile counts wrap, never overflow */
+		size_t d;
+
+		for (d = 0; d < n_desc; d++) {
+			if (a->m->events[d].resource_idx != (int)i)
+				continue;
+			if (a->m->events[d].kind == PB_EV_ACQUIRE)
+				acq += per_desc[d].events;
+			else if (a->m->events[d].kind == PB_EV_RELEASE)
+				rel += per_desc[d].events;
+		}
+		pt.imbalance = (int64_t)(acq - rel);
+		if (i < n_res) {
+			pt.live = per_res[i].live_instances;
+			pt.units = per_res[i].outstanding_units;
+		}
+		if (an_vec_push(&a->series[i], &pt, a->o.max_items, &a->c.truncated))
+			return -ENOMEM;
+	}
+	a->c.snapshots++;
+	see_ts(a, ts_ns);
+	return 0;
+}

@@ -1,0 +1,130 @@
+/* analyze.h: offline diagnosis of a recording. An analysis consumes the two
+ * evidence sources of a trace -- aggregate snapshots (default mode: per
+ * descriptor counters and log2 histograms, per resource gauges and system
+ * joins) and, when recorded with --events, the per-event records (resource
+ * events with generation-scoped identity, sched switches, wakeups, block
+ * I/O, faults) -- and turns them into ranked findings: contention, leak,
+ * churn and long holds, each with its evidence and the confidence of every
+ * descriptor it rests on. docs/report.md documents how each finding is
+ * computed and scored. Nothing here knows about trace files or BPF.
+ */
+#ifndef PROBITY_ANALYZE_H
+#define PROBITY_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "contract/manifest.h"
+#include "engine/events.h"
+
+struct analysis;
+
+struct analysis_opts {
+	size_t sz;			/* sizeof(struct analysis_opts) */
+	uint64_t long_hold_ns;		/* a hold at least this long is "long" (default 50 ms) */
+	uint64_t leak_age_ns;		/* --events: a lifetime open this long at the end is stuck (default 100 ms) */
+	uint64_t wakeup_window_ns;	/* a RELEASE this close before a wakeup explains it (default 2 ms) */
+	size_t max_items;		/* per kind of stored event (default 4M; beyond: counted as truncated) */
+};
+
+enum finding_kind {
+	FINDING_LONG_HOLD = 0,
+	FINDING_CONTENTION,
+	FINDING_LEAK,
+	FINDING_CHURN,
+	FINDING_MODEL_SUSPECT,	/* would be one of the above, but rests on a suspect descriptor */
+	FINDING_MODEL_STALE,	/* same, on a stale descriptor */
+	FINDING__COUNT,
+};
+
+struct finding_evidence {
+	char *key;		/* machine name, e.g. "wait_ns" */
+	double value;
+	char *unit;		/* "ns", "events", "instances", "%", ... */
+	char *text;		/* one human line */
+};
+
+struct finding_desc {
+	uint32_t descriptor;	/* = manifest event index */
+	const char *id;		/* manifest event id */
+	enum pb_event_kind kind;
+	enum pb_confidence confidence;
+};
+
+struct finding {
+	enum finding_kind kind;
+	enum finding_kind diagnosis;	/* what the evidence reads as (== kind unless model_*) */
+	int resource;			/* manifest resource index */
+	const char *resource_name;
+	double severity;		/* 0..100, before certainty */
+	double certainty;		/* 0..1: descriptor confidence x lost evidence */
+	double score;			/* severity x certainty: the ranking key */
+	char *summary;			/* one line */
+	char *label;			/* e.g. "(rests on candidate descriptor x)"; NULL if none */
+	struct finding_evidence *evidence;
+	size_t n_evidence;
+	struct finding_desc *descs;
+	size_t n_descs;
+};
+
+/* What the analysis saw, for the report header. */
+struct analysis_counts {
+	uint64_t records;		/* records accepted */
+	uint64_t by_type[PB_REC__MAX];
+	uint64_t unknown_type;		/* skipped: type tag not known */
+	uint64_t malformed;		/* skipped: shorter than its type needs, bad index, ... */
+	uint64_t truncated;		/* stored evidence beyond max_items (counted, not kept) */
+	uint64_t snapshots;
+	uint64_t first_ts, last_ts;	/* ns, over records and snapshots; 0 when none */
+	/* lost evidence, from the last engine snapshot */
+	uint64_t ringbuf_drops, instance_map_full, thread_map_full, span_overflow;
+	uint64_t engine_records;
+	uint64_t state_full;		/* records flagged PB_RF_STATE_FULL + res state_full */
+};
+
+/* NULL and errno on failure. The manifest must outlive the analysis. */
+struct analysis *analysis__new(const struct manifest *m, const struct analysis_opts *opts);
+void analysis__free(struct analysis *a);
+
+/* Any record, as read from a trace: unknown types are counted and skipped;
+ * a record shorter than its type needs (or than len) is counted as
+ * malformed and never read past. Returns 0, or -EINVAL when skipped. */
+int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t len);
+
+/* One aggregate snapshot; counters are cumulative since the recording
+ * started, gauges are the value at ts_ns. per_desc has one entry per
+ * descriptor (n_desc <= manifest events), per_res per resource. eng may be
+ * NULL. Returns 0 or -errno. */
+int analysis__add_snapshot(struct analysis *a, uint64_t ts_ns,
+			   const struct pb_desc_stats *per_desc, size_t n_desc,
+			   const struct pb_res_stats *per_res, size_t n_res,
+			   const struct pb_engine_stats *eng);
+
+/* The recording's window (from the trace header); optional, widens the
+ * window seen in records and snapshots. */
+void analysis__set_window(struct analysis *a, uint64_t start_ns, uint64_t end_ns);
+
+/* Override a descriptor's confidence (default: the manifest's). */
+int analysis__set_confidence(struct analysis *a, uint32_t descriptor, enum pb_confidence c);
+
+/* Compute the ranked findings (idempotent; later add_* calls are refused
+ * with -EBUSY). Returns the number of findings or -errno. */
+int analysis__finish(struct analysis *a);
+
+/* Ranked findings, top first (valid until analysis__free). */
+const struct finding *analysis__findings(const struct analysis *a, size_t *n);
+const struct analysis_counts *analysis__counts(const struct analysis *a);
+
+json_t *analysis__to_json(const struct analysis *a);
+void analysis__print(const struct analysis *a, FILE *out, size_t top);
+
+const char *finding_kind_str(enum finding_kind k);
+
+/* Chrome/Perfetto trace-event JSON: WAIT and hold spans per thread ("X"),
+ * USE instants ("i"), live instances / outstanding units counters ("C").
+ * Needs analysis__finish first. Returns 0 or -errno; *n_spans (may be NULL)
+ * gets the number of spans written (0 when the trace had no --events). */
+int export__perfetto(const struct analysis *a, FILE *out, size_t *n_spans);
+
+#endif

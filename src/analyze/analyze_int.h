@@ -1,0 +1,99 @@
+/* analyze_int.h: the analysis' private state, shared by analyze.c (ingest,
+ * joins, findings) and perfetto.c (export). */
+#ifndef PROBITY_ANALYZE_INT_H
+#define PROBITY_ANALYZE_INT_H
+
+#include <stdbool.h>
+#include "analyze.h"
+
+/* a closed interval of one thread: WAIT span or hold */
+struct an_span {
+	uint64_t start, end;
+	uint64_t instance, generation;
+	uint32_t pid, tid;
+	uint32_t descriptor;
+	uint16_t resource;
+	uint16_t kind;		/* PB_EV_WAIT or PB_EV_ACQUIRE (a hold) */
+};
+
+/* a point event of one thread */
+struct an_point {
+	uint64_t ts;
+	uint64_t a, b;		/* USE: instance, generation; wakeup: wakee tid; io: bytes; release: resource */
+	uint32_t pid, tid;
+	uint32_t extra;		/* USE: descriptor */
+};
+
+/* off-CPU interval of one thread */
+struct an_offcpu {
+	uint64_t start, end;
+	uint32_t tid;
+};
+
+/* one generation (lifetime) of (resource, instance) */
+struct an_life {
+	uint64_t instance, generation;
+	uint64_t t_first, t_open, t_close;	/* first ACQUIRE, current open period, last close */
+	uint32_t pid, tid;			/* first acquirer */
+	uint32_t pins;				/* open holds */
+	uint32_t uses_open;			/* USEs in the current open period */
+	uint64_t uses, acquires, releases;
+	uint64_t churn_cycles;			/* open periods closed without a USE */
+	uint64_t closes;			/* open periods closed */
+	uint16_t resource;
+	bool open;
+};
+
+struct an_vec {
+	void *v;
+	size_t n, cap, elem;
+};
+
+/* per resource, one snapshot point */
+struct an_point_res {
+	uint64_t ts;
+	int64_t imbalance;	/* cumulative ACQUIRE events - RELEASE events */
+	int64_t live, units;
+};
+
+struct analysis {
+	const struct manifest *m;
+	struct analysis_opts o;
+	enum pb_confidence *conf;	/* per descriptor */
+	struct analysis_counts c;
+	uint64_t win_start, win_end;
+
+	/* aggregates: last snapshot, or derived from events when no snapshot */
+	struct pb_desc_stats *snap_desc;	/* n_events */
+	struct pb_res_stats *snap_res;		/* n_resources */
+	struct pb_desc_stats *ev_desc;		/* derived from records */
+	bool have_snap_res;
+	uint64_t desc_snapshots;		/* snapshots that carried descriptor stats */
+	struct an_vec *series;			/* per resource: an_point_res */
+
+	/* --events evidence */
+	struct an_vec waits;		/* an_span, kind WAIT */
+	struct an_vec holds;		/* an_span, kind ACQUIRE */
+	struct an_vec uses;		/* an_point */
+	struct an_vec releases;		/* an_point: a = resource */
+	struct an_vec wakeups;		/* an_point: a = wakee tid */
+	struct an_vec ios;		/* an_point: a = bytes */
+	struct an_vec faults;		/* an_point */
+	struct an_vec offcpu;		/* an_offcpu */
+	struct an_vec lives;		/* an_life */
+	size_t *life_hash;		/* open addressing: index+1 into lives, 0 = empty */
+	size_t life_hash_cap;
+	uint64_t *use_unmatched, *release_unmatched;	/* per resource */
+	uint64_t res_state_full_rec;
+
+	bool finished;
+	struct finding *findings;
+	size_t n_findings;
+};
+
+void an_fmt_ns(char *buf, size_t sz, double ns);
+unsigned an_hist_bucket(uint64_t ns);	/* log2 bucket of a duration */
+int an_vec_push(struct an_vec *v, const void *elem, size_t max, uint64_t *truncated);
+#define AN_AT(vec, type, i) (&((type *)(vec)->v)[i])
+
+#endif

@@ -1,0 +1,127 @@
+/* trace_load.c: a trace file into an analysis (see trace_load.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze/trace_load.h"
+
+static int load_items(struct loaded_trace *lt)
+{
+	struct trace_item it;
+	int ret;
+
+	while ((ret = trace_reader__next(lt->reader, &it)) > 0) {
+		switch (it.type) {
+		case TRACE_ITEM_RECORD:
+			/* unknown or malformed records are counted by the analysis */
+			analysis__add_record(lt->analysis, it.rec, it.rec_len);
+			break;
+		case TRACE_ITEM_SNAPSHOT:
+			ret = analysis__add_snapshot(lt->analysis, it.snap.ts_ns, it.snap.desc,
+						     it.snap.n_desc, it.snap.res, it.snap.n_res,
+						     &it.snap.engine);
+			if (ret == -ENOMEM)
+				return ret;
+			break;
+		case TRACE_ITEM_NOTE:
+			if (lt->n_notes < TRACE_LOAD_MAX_NOTES) {
+				lt->notes[lt->n_notes] = strdup(it.note ? it.note : "");
+				if (!lt->notes[lt->n_notes])
+					return -ENOMEM;
+				lt->n_notes++;
+			} else {
+				lt->notes_dropped++;
+			}
+			break;
+		case TRACE_ITEM_END:
+			lt->ended = true;
+			lt->end = it.end;
+			break;
+		}
+	}
+	return ret;
+}
+
+int loaded_trace__load(struct loaded_trace *lt, const char *path,
+		       const struct analysis_opts *opts)
+{
+	const struct trace_plan_desc *pd;
+	struct diags *diags = NULL;
+	const void *mbytes;
+	size_t mlen, n, i;
+	int err;
+
+	memset(lt, 0, sizeof(*lt));
+	lt->reader = trace_reader__open(path);
+	if (!lt->reader) {
+		err = -errno;
+		snprintf(lt->error, sizeof(lt->error), "%s: %s", path,
+			 err == -EBADMSG ? "not a probity trace, or its header is corrupt" :
+			 err == -EPROTONOSUPPORT ? "trace written by a newer probity" : strerror(-err));
+		return err;
+	}
+	lt->header = *trace_reader__header(lt->reader);
+	mbytes = trace_reader__manifest(lt->reader, &mlen);
+	diags = diags__new();
+	if (!diags)
+		return -ENOMEM;
+	err = mbytes ? manifest__parse("embedded manifest", mbytes, mlen, &lt->manifest, diags) : -EINVAL;
+	diags__free(diags);
+	if (err) {
+		snprintf(lt->error, sizeof(lt->error), "%s: the embedded manifest does not parse", path);
+		return err == -ENOMEM ? err : -EBADMSG;
+	}
+	lt->analysis = analysis__new(lt->manifest, opts);
+	if (!lt->analysis) {
+		err = -errno;
+		snprintf(lt->error, sizeof(lt->error), "analysis: %s", strerror(-err));
+		return err;
+	}
+	/* the plan's effective confidence (e.g. degraded by --rebind) */
+	pd = trace_reader__descriptors(lt->reader, &n);
+	for (i = 0; pd && i < n; i++)
+		if (pd[i].event < lt->manifest->n_events && pd[i].confidence <= PB_CONF_DEGRADED)
+			analysis__set_confidence(lt->analysis, pd[i].event, pd[i].confidence);
+	err = load_items(lt);
+	if (err < 0) {
+		snprintf(lt->error, sizeof(lt->error), "%s: %s", path, strerror(-err));
+		return err;
+	}
+	if (!trace_reader__ended_cleanly(lt->reader)) {
+		const char *why = trace_reader__cut_reason(lt->reader);
+
+		lt->cut_reason = strdup(why ? why : "no end chunk: the recording was cut short");
+	}
+	/* the end chunk's drop count is final; the last snapshot may predate it */
+	if (lt->ended && lt->end.ringbuf_drops > analysis__counts(lt->analysis)->ringbuf_drops) {
+		const struct analysis_counts *c = analysis__counts(lt->analysis);
+		struct pb_engine_stats eng = {
+			.ringbuf_drops = lt->end.ringbuf_drops, .instance_map_full = c->instance_map_full,
+			.thread_map_full = c->thread_map_full, .span_overflow = c->span_overflow,
+			.records = lt->end.records > c->engine_records ? lt->end.records : c->engine_records,
+		};
+
+		analysis__add_snapshot(lt->analysis, lt->end.end_mono_ns, NULL, 0, NULL, 0, &eng);
+	}
+	analysis__set_window(lt->analysis, lt->header.start_mono_ns, lt->ended ? lt->end.end_mono_ns : 0);
+	err = analysis__finish(lt->analysis);
+	if (err < 0) {
+		snprintf(lt->error, sizeof(lt->error), "analysis: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+void loaded_trace__free(struct loaded_trace *lt)
+{
+	size_t i;
+
+	if (!lt)
+		return;
+	analysis__free(lt->analysis);
+	manifest__free(lt->manifest);
+	trace_reader__free(lt->reader);
+	free(lt->cut_reason);
+	for (i = 0; i < lt->n_notes; i++)
+		free(lt->notes[i]);
+	memset(lt, 0, sizeof(*lt));
+}

@@ -1,0 +1,37 @@
+/* trace_load.h: read a probity trace file (src/trace/trace.h) into an
+ * analysis -- the embedded manifest, the plan's effective confidence per
+ * descriptor, every record and snapshot -- for `probity report` and
+ * `probity export`. A trace cut short (SIGKILL) loads up to its last
+ * complete chunk; `cut_reason` says why it stopped.
+ */
+#ifndef PROBITY_TRACE_LOAD_H
+#define PROBITY_TRACE_LOAD_H
+
+#include <stdbool.h>
+#include "analyze/analyze.h"
+#include "trace/trace.h"
+
+#define TRACE_LOAD_MAX_NOTES	32
+
+struct loaded_trace {
+	struct trace_reader *reader;
+	struct manifest *manifest;
+	struct analysis *analysis;
+	struct trace_header header;
+	bool ended;			/* TRACE_CHUNK_END seen */
+	struct trace_end end;		/* valid when ended */
+	char *cut_reason;		/* why reading stopped early; NULL when clean */
+	char *notes[TRACE_LOAD_MAX_NOTES];
+	size_t n_notes, notes_dropped;
+	char error[256];		/* on failure: what was wrong */
+};
+
+/* Load path and finish the analysis. 0, or -errno with lt->error set:
+ * -EBADMSG corrupt or not a trace / invalid embedded manifest, -ENOMEM,
+ * or the open(2) errno. lt is always to be released with
+ * loaded_trace__free. */
+int loaded_trace__load(struct loaded_trace *lt, const char *path,
+		       const struct analysis_opts *opts);
+void loaded_trace__free(struct loaded_trace *lt);
+
+#endif

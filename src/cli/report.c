@@ -1,0 +1,195 @@
+/* report.c (cli): `probity report TRACE [--top N] [--long-hold MS]`: read a
+ * trace, diagnose it (src/analyze/) and print the ranked findings. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cli.h"
+#include "analyze/trace_load.h"
+
+static void report_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [-j] report TRACE [--top N] [--long-hold MS]\n"
+		"\n"
+		"Diagnose a trace written by 'probity record': per resource, contention\n"
+		"(wait time, waiters, holders, wakeup sources), leak / unbounded growth\n"
+		"(ACQUIRE - RELEASE over time, generations never released), churn\n"
+		"(acquire/release cycles without USE) and long holds that made others\n"
+		"wait. Findings are ranked by score (severity x certainty), top first;\n"
+		"each cites its evidence and the confidence of the descriptors it rests\n"
+		"on. A finding on a suspect or stale descriptor reads 'model suspect' or\n"
+		"'model stale', never leak or contention. docs/report.md explains the\n"
+		"scores.\n"
+		"\n"
+		"Options:\n"
+		"  -n, --top N          show only the first N findings (default: all)\n"
+		"      --long-hold MS   a hold at least this long is a long hold (default 50)\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"A trace cut short (recorder killed) is read up to its last complete\n"
+		"chunk, and the report says so.\n"
+		"\n"
+		"Exit status: 0 report printed (with or without findings); 2 usage error,\n"
+		"unreadable or corrupt trace; 3 internal failure.\n",
+		bin_name);
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || !*s || *end || *s == '-')
+		return false;
+	*out = v;
+	return true;
+}
+
+static double trace_duration_s(const struct loaded_trace *lt)
+{
+	const struct analysis_counts *c = analysis__counts(lt->analysis);
+	uint64_t start = lt->header.start_mono_ns ? lt->header.start_mono_ns : c->first_ts;
+	uint64_t end = lt->ended && lt->end.end_mono_ns ? lt->end.end_mono_ns : c->last_ts;
+
+	return end > start ? (double)(end - start) / 1e9 : 0;
+}
+
+static const char *stop_reason_str(uint32_t r)
+{
+	switch (r) {
+	case TRACE_STOP_SIGNAL: return "signal";
+	case TRACE_STOP_DURATION: return "duration";
+	case TRACE_STOP_TARGET_EXIT: return "target exit";
+	case TRACE_STOP_ERROR: return "error";
+	default: return "unknown";
+	}
+}
+
+static json_t *trace_facts_json(const struct loaded_trace *lt, const char *path)
+{
+	const struct analysis_counts *c = analysis__counts(lt->analysis);
+	json_t *o = json_object(), *notes = json_array();
+	char sha[65];
+	size_t i;
+
+	for (i = 0; i < 32; i++)
+		sprintf(sha + 2 * i, "%02x", lt->header.manifest_sha256[i]);
+	json_object_set_new(o, "path", json_string(path));
+	json_object_set_new(o, "manifest", json_string(lt->manifest->name ? lt->manifest->name : ""));
+	json_object_set_new(o, "manifest_sha256", json_string(sha));
+	json_object_set_new(o, "pid", json_integer(lt->header.pid));
+	json_object_set_new(o, "start_real_ns", json_integer((json_int_t)lt->header.start_real_ns));
+	json_object_set_new(o, "duration_s", json_real(trace_duration_s(lt)));
+	json_object_set_new(o, "events_mode", json_boolean(lt->header.flags & TRACE_F_EVENTS));
+	json_object_set_new(o, "complete", json_boolean(lt->ended));
+	json_object_set_new(o, "cut_reason", lt->cut_reason ? json_string(lt->cut_reason) : json_null());
+	json_object_set_new(o, "stop_reason", lt->ended ? json_string(stop_reason_str(lt->end.stop_reason)) :
+			    json_null());
+	json_object_set_new(o, "records", json_integer((json_int_t)c->records));
+	json_object_set_new(o, "ringbuf_drops", json_integer((json_int_t)c->ringbuf_drops));
+	for (i = 0; i < lt->n_notes; i++)
+		json_array_append_new(notes, json_string(lt->notes[i]));
+	json_object_set_new(o, "notes", notes);
+	return o;
+}
+
+static void print_trace_facts(const struct loaded_trace *lt, const char *path, FILE *out)
+{
+	const struct analysis_counts *c = analysis__counts(lt->analysis);
+	char when[64] = "?";
+	time_t t = (time_t)(lt->header.start_real_ns / 1000000000ull);
+	struct tm tm;
+	size_t i;
+
+	if (lt->header.start_real_ns && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(out, "trace %s: manifest %s, target pid %u, started %s, %.2f s, %s\n", path,
+		lt->manifest->name ? lt->manifest->name : "?", lt->header.pid, when,
+		trace_duration_s(lt),
+		lt->header.flags & TRACE_F_EVENTS ? "per-event records (--events)" : "aggregates only");
+	fprintf(out, "evidence: %" PRIu64 " records (%" PRIu64 " resource events, %" PRIu64
+		" sched, %" PRIu64 " wakeups, %" PRIu64 " block I/O, %" PRIu64 " faults), %" PRIu64
+		" snapshots, %" PRIu64 " ring-buffer drops\n",
+		c->records, c->by_type[PB_REC_RESOURCE], c->by_type[PB_REC_SCHED_SWITCH],
+		c->by_type[PB_REC_WAKEUP], c->by_type[PB_REC_BLOCK_IO], c->by_type[PB_REC_FAULT],
+		c->snapshots, c->ringbuf_drops);
+	if (lt->cut_reason)
+		fprintf(out, "INCOMPLETE trace: %s; read up to the last complete chunk\n", lt->cut_reason);
+	else
+		fprintf(out, "complete trace (stopped by %s)\n", stop_reason_str(lt->end.stop_reason));
+	for (i = 0; i < lt->n_notes; i++)
+		fprintf(out, "note: %s\n", lt->notes[i]);
+}
+
+int do_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "top", required_argument, NULL, 'n' },
+		{ "long-hold", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct analysis_opts aopts = { .sz = sizeof(aopts) };
+	struct loaded_trace lt;
+	uint64_t top = 0, v;
+	int opt, err, ret;
+
+	while ((opt = getopt_long(argc, argv, "n:h", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'n':
+			if (!parse_u64(optarg, &top) || !top) {
+				p_err("--top: expected a positive number, found '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'L':
+			if (!parse_u64(optarg, &v) || !v || v > 3600000) {
+				p_err("--long-hold: expected milliseconds (1..3600000), found '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			aopts.long_hold_ns = v * 1000000ull;
+			break;
+		case 'h': report_help(stdout); return EXIT_OK;
+		default: report_help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		p_err("expected exactly one TRACE argument (see '%s report --help')", bin_name);
+		return EXIT_USAGE;
+	}
+	err = loaded_trace__load(&lt, argv[optind], &aopts);
+	if (err) {
+		p_err("%s", lt.error[0] ? lt.error : strerror(-err));
+		ret = err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_USAGE;
+		goto out;
+	}
+	if (json_output) {
+		json_t *doc = analysis__to_json(lt.analysis);
+
+		if (!doc) {
+			p_err("out of memory");
+			ret = EXIT_FAILURE_RT;
+			goto out;
+		}
+		json_object_set_new(doc, "trace", trace_facts_json(&lt, argv[optind]));
+		if (top) {
+			json_t *f = json_object_get(doc, "findings");
+
+			while (json_array_size(f) > top)
+				json_array_remove(f, json_array_size(f) - 1);
+		}
+		json_print_and_free(doc);
+	} else {
+		print_trace_facts(&lt, argv[optind], stdout);
+		analysis__print(lt.analysis, stdout, (size_t)top);
+	}
+	ret = EXIT_OK;
+out:
+	loaded_trace__free(&lt);
+	return ret;
+}

@@ -1,0 +1,348 @@
+/* effects.bpf.h: OS-effect programs of the engine object (included by
+ * engine.bpf.c, so they share its per-thread state and stats maps in one
+ * skeleton). tp_btf programs only: kprobes and fentry are not available on
+ * every kernel probity targets. For threads of the tracked process they
+ * join scheduler, block-I/O and page-fault effects to the resource state of
+ * the thread (inside a WAIT span, holding an instance), and with
+ * emit_events stream pb_rec_sched / wakeup / block / fault / exit records.
+ * engine.c turns off (and reports) any program whose tracepoint is missing.
+ */
+
+struct io_start {
+	__u64 ts;
+	__u64 pid_tgid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);		/* struct request pointer */
+	__type(value, struct io_start);
+} io_inflight SEC(".maps");
+
+static __always_inline bool task_tracked(struct task_struct *p)
+{
+	return filter_tgid && BPF_CORE_READ(p, tgid) == (int)filter_tgid;
+}
+
+static __always_inline void count_effect(void)
+{
+	struct pb_engine_stats *es = estats();
+
+	if (es)
+		es->effects_events++;
+}
+
+/* Add `ns` of off-CPU time to the resource the thread waits on and to
+ * every resource it holds. */
+static __always_inline void attribute_off_cpu(struct thread_state *t, __u64 ns)
+{
+	struct pb_res_stats *rs;
+	__u32 dep = t->wait_depth, res;
+	int i;
+
+	if (dep) {
+		if (dep > PB_WAIT_DEPTH)
+			dep = PB_WAIT_DEPTH;
+		struct pb_desc_stats *ds;
+		__u32 di = t->wait_desc[(dep - 1) & (PB_WAIT_DEPTH - 1)];
+
+		res = t->wait_res[(dep - 1) & (PB_WAIT_DEPTH - 1)];
+		rs = bpf_map_lookup_elem(&res_stats, &res);
+		if (rs)
+			rs->off_cpu_wait_ns += ns;
+		ds = bpf_map_lookup_elem(&desc_stats, &di);
+		if (ds)
+			ds->off_cpu_ns += ns;
+	}
+	for (i = 0; i < PB_THREAD_HOLD_RES; i++) {
+		__u32 r = i;
+
+		if (t->hold[i] <= 0)
+			continue;
+		rs = bpf_map_lookup_elem(&res_stats, &r);
+		if (rs)
+			rs->off_cpu_hold_ns += ns;
+	}
+}
+
+/* I/O bytes and faults while holding or waiting */
+static __always_inline void attribute_io(struct thread_state *t, __u32 bytes, bool fault)
+{
+	struct pb_res_stats *rs;
+	__u32 dep = t->wait_depth, res;
+	int i;
+
+	if (dep) {
+		if (dep > PB_WAIT_DEPTH)
+			dep = PB_WAIT_DEPTH;
+		res = t->wait_res[(dep - 1) & (PB_WAIT_DEPTH - 1)];
+		if (res >= PB_THREAD_HOLD_RES || t->hold[res & (PB_THREAD_HOLD_RES - 1)] <= 0) {
+			rs = bpf_map_lookup_elem(&res_stats, &res);
+			if (rs) {
+				if (fault) {
+					rs->faults_while_holding++;
+				} else {
+					rs->io_while_holding++;
+					rs->io_bytes_while_holding += bytes;
+				}
+			}
+		}
+	}
+	for (i = 0; i < PB_THREAD_HOLD_RES; i++) {
+		__u32 r = i;
+
+		if (t->hold[i] <= 0)
+			continue;
+		rs = bpf_map_lookup_elem(&res_stats, &r);
+		if (!rs)
+			continue;
+		if (fault) {
+			rs->faults_while_holding++;
+		} else {
+			rs->io_while_holding++;
+			rs->io_bytes_while_holding += bytes;
+		}
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct pb_rec_sched *r;
+	struct thread_state *t;
+	__u64 now;
+	__u32 tid;
+
+	if (!filter_tgid)
+		return 0;
+	if (task_tracked(prev)) {
+		now = bpf_ktime_get_ns();
+		tid = BPF_CORE_READ(prev, pid);
+		t = thread_get(tid, true);
+		if (t)
+			t->off_ts = now;
+		count_effect();
+		if (emit_events && (r = rec_reserve(sizeof(*r)))) {
+			rec_fill_hdr(&r->hdr, PB_REC_SCHED_SWITCH, sizeof(*r), now,
+				     ((__u64)filter_tgid << 32) | tid);
+			r->off_cpu_ns = 0;
+			r->prev_state = prev_state;
+			r->in = 0;
+			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		}
+	}
+	if (task_tracked(next)) {
+		__u64 off = 0;
+
+		now = bpf_ktime_get_ns();
+		tid = BPF_CORE_READ(next, pid);
+		t = thread_get(tid, false);
+		if (t && t->off_ts) {
+			off = now - t->off_ts;
+			t->off_ts = 0;
+			attribute_off_cpu(t, off);
+		}
+		if (emit_events && (r = rec_reserve(sizeof(*r)))) {
+			rec_fill_hdr(&r->hdr, PB_REC_SCHED_SWITCH, sizeof(*r), now,
+				     ((__u64)filter_tgid << 32) | tid);
+			r->off_cpu_ns = off;
+			r->prev_state = 0;
+			r->in = 1;
+			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		}
+	}
+	return 0;
+}
+
+/* A wakeup of a thread inside a WAIT span: counted on the span's
+ * descriptor as ending block I/O the span issued (the completion runs in
+ * IRQ context on whatever thread is current, often one that just released
+ * the resource: that is not a release wakeup), else as a release wakeup
+ * when the waker RELEASEd the span's resource < WAKE_WINDOW_NS before. */
+static __always_inline void classify_wakeup(__u64 waker, bool waker_tracked, __u32 wakee,
+					    __u64 now)
+{
+	struct thread_state *w = thread_get(wakee, false), *t;
+	struct pb_desc_stats *ds;
+	struct pb_res_stats *rs;
+	__u32 dep, di, res, slot;
+
+	if (!w || !w->wait_depth || w->wait_depth > PB_WAIT_DEPTH)
+		return;
+	dep = w->wait_depth;
+	slot = (dep - 1) & (PB_WAIT_DEPTH - 1);
+	di = w->wait_desc[slot];
+	res = w->wait_res[slot];
+	ds = bpf_map_lookup_elem(&desc_stats, &di);
+	if (!ds)
+		return;
+	ds->wakeups++;
+	if ((w->wait_flags[slot] & WF_IO) &&
+	    (w->io_pending || now - w->last_io_done_ts < WAKE_WINDOW_NS)) {
+		ds->io_wakeups++;
+		return;
+	}
+	if (!waker_tracked)
+		return;
+	t = thread_get((__u32)waker, false);
+	if (!t || t->last_release_res != res + 1 || now - t->last_release_ts >= WAKE_WINDOW_NS)
+		return;
+	ds->release_wakeups++;
+	w->wait_flags[slot] |= WF_RELEASE_WOKEN;
+	rs = bpf_map_lookup_elem(&res_stats, &res);
+	if (rs)
+		rs->wakeups_from_release++;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
+	struct pb_rec_wakeup *r;
+	bool waker_tracked = tracked_tgid(pid_tgid >> 32) && filter_tgid;
+
+	if (!filter_tgid || (!waker_tracked && !task_tracked(p)))
+		return 0;
+	now = bpf_ktime_get_ns();
+	count_effect();
+	if (task_tracked(p))
+		classify_wakeup(pid_tgid, waker_tracked, BPF_CORE_READ(p, pid), now);
+	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
+		rec_fill_hdr(&r->hdr, PB_REC_WAKEUP, sizeof(*r), now, pid_tgid);
+		r->wakee_pid = BPF_CORE_READ(p, tgid);
+		r->wakee_tid = BPF_CORE_READ(p, pid);
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(pb_sched_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(pb_sched_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(pb_block_rq_issue, struct request *rq)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now, key = (__u64)rq;
+	struct io_start st;
+	struct pb_rec_block *r;
+	struct thread_state *t;
+	__u32 bytes;
+
+	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+		return 0;
+	now = bpf_ktime_get_ns();
+	bytes = BPF_CORE_READ(rq, __data_len);
+	count_effect();
+	st.ts = now;
+	st.pid_tgid = pid_tgid;
+	bpf_map_update_elem(&io_inflight, &key, &st, BPF_ANY);
+	t = thread_get((__u32)pid_tgid, false);
+	if (t) {
+		attribute_io(t, bytes, false);
+		__sync_fetch_and_add(&t->io_pending, 1);
+		if (t->wait_depth && t->wait_depth <= PB_WAIT_DEPTH)
+			t->wait_flags[(t->wait_depth - 1) & (PB_WAIT_DEPTH - 1)] |= WF_IO;
+	}
+	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
+		rec_fill_hdr(&r->hdr, PB_REC_BLOCK_IO, sizeof(*r), now, pid_tgid);
+		r->sector = BPF_CORE_READ(rq, __sector);
+		r->bytes = bytes;
+		r->dev = 0;
+		r->latency_ns = 0;
+		r->complete = 0;
+		r->write = (BPF_CORE_READ(rq, cmd_flags) & 1) != 0;	/* REQ_OP_WRITE */
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(pb_block_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	__u64 key = (__u64)rq, now;
+	struct pb_rec_block *r;
+	struct thread_state *t;
+	struct io_start *st;
+
+	if (!filter_tgid)
+		return 0;
+	st = bpf_map_lookup_elem(&io_inflight, &key);
+	if (!st)
+		return 0;
+	now = bpf_ktime_get_ns();
+	count_effect();
+	t = thread_get((__u32)st->pid_tgid, false);
+	if (t) {
+		if (t->io_pending)
+			__sync_fetch_and_add(&t->io_pending, -1);
+		t->last_io_done_ts = now;
+	}
+	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
+		rec_fill_hdr(&r->hdr, PB_REC_BLOCK_IO, sizeof(*r), now, st->pid_tgid);
+		r->sector = BPF_CORE_READ(rq, __sector);
+		r->bytes = nr_bytes;
+		r->dev = 0;
+		r->latency_ns = now - st->ts;
+		r->complete = 1;
+		r->write = (BPF_CORE_READ(rq, cmd_flags) & 1) != 0;
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	bpf_map_delete_elem(&io_inflight, &key);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(pb_page_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
+	struct pb_rec_fault *r;
+	struct thread_state *t;
+
+	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+		return 0;
+	now = bpf_ktime_get_ns();
+	count_effect();
+	t = thread_get((__u32)pid_tgid, false);
+	if (t)
+		attribute_io(t, 0, true);
+	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
+		rec_fill_hdr(&r->hdr, PB_REC_FAULT, sizeof(*r), now, pid_tgid);
+		r->address = address;
+		r->ip = BPF_CORE_READ(regs, ip);
+		r->error_code = error_code;
+		r->_pad = 0;
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(pb_sched_process_exit, struct task_struct *p, bool group_dead)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct pb_rec_exit *r;
+	__u32 tid = (__u32)pid_tgid;
+
+	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+		return 0;
+	count_effect();
+	bpf_map_delete_elem(&threads, &tid);
+	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
+		rec_fill_hdr(&r->hdr, PB_REC_EXIT, sizeof(*r), bpf_ktime_get_ns(), pid_tgid);
+		r->exit_code = BPF_CORE_READ(p, exit_code);
+		r->group_dead = group_dead;
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}

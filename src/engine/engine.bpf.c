@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0
+/* engine.bpf.c: the one BPF object behind every manifest.
+ *
+ * Entry (uprobe.multi), return (uretprobe.multi) and USDT programs look up
+ * the attach cookie's descriptor (filled by engine.c from the plan), decode
+ * instance / units / target / generation / guard from arguments, the
+ * return value and bounded user-memory dereferences, keep generation-scoped
+ * identity per (resource, instance), pair WAIT spans per thread, and
+ * aggregate per-CPU counters; with `emit_events` set they also stream
+ * struct pb_rec_* records to a ring buffer (BPF_RB_NO_WAKEUP: user space
+ * polls). The OS-effect programs (scheduler, block I/O, faults, exit) live
+ * in effects.bpf.h, included at the end so both share the per-thread state
+ * in one object. Nothing here knows any application.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "engine/events.h"
+
+#define PLAN_COOKIE_RETURN	(1ULL << 32)
+#define PLAN_COOKIE_STASH	(1ULL << 33)
+
+/* enum values of contract/manifest.h, restated for the BPF side */
+#define EV_WAIT		0
+#define EV_ACQUIRE	1
+#define EV_USE		2
+#define EV_RELEASE	3
+#define AT_ENTRY	0
+#define AT_RETURN	1
+#define AT_SPAN		2
+#define CMP_EQ		0
+#define CMP_NE		1
+#define CMP_LT		2
+#define CMP_LE		3
+#define CMP_GT		4
+#define CMP_GE		5
+
+#define WAKE_WINDOW_NS	(500 * 1000ULL)	/* "recently released": 500 us */
+
+const volatile __u32 filter_tgid = 0;	/* 0: every process the links fire in */
+const volatile bool emit_events = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_DESCRIPTORS);
+	__type(key, __u32);
+	__type(value, struct pb_descriptor);
+} descs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PB_MAX_DESCRIPTORS);
+	__type(key, __u32);
+	__type(value, struct pb_desc_stats);
+} desc_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PB_MAX_RESOURCES);
+	__type(key, __u32);
+	__type(value, struct pb_res_stats);
+} res_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pb_engine_stats);
+} engine_stats SEC(".maps");
+
+/* per-resource lifetime counter for `generation: on_acquire` */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_RESOURCES);
+	__type(key, __u32);
+	__type(value, __u64);
+} res_gen SEC(".maps");
+
+struct inst_key {
+	__u32 resource;
+	__u32 _pad;
+	__u64 instance;
+};
+
+struct inst_state {
+	__u64 generation;
+	__u64 acquire_ts;
+	__s64 units;
+	__u32 owner_tid;
+	__s32 holders;
+};
+
+/* active instances only: an entry exists from ACQUIRE to the last RELEASE */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct inst_key);
+	__type(value, struct inst_state);
+} instances SEC(".maps");
+
+struct stash_key {
+	__u32 tid;
+	__u32 descriptor;
+};
+
+struct stash {
+	__u32 depth;
+	__u32 _pad;
+	__u64 ts[PB_STASH_DEPTH];
+	__u64 args[PB_STASH_DEPTH][6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct stash_key);
+	__type(value, struct stash);
+} stashes SEC(".maps");
+
+/* per-thread state shared with the OS-effect programs */
+/* thread_state.wait_flags[] */
+#define WF_IO		(1u << 0)	/* the span issued block I/O */
+#define WF_RELEASE_WOKEN (1u << 1)	/* woken by a releaser of its resource */
+
+struct thread_state {
+	__u64 off_ts;			/* switched out at (0: on CPU) */
+	__u64 last_release_ts;
+	__u64 last_io_done_ts;		/* last completion of this thread's block I/O */
+	__u32 last_release_res;		/* resource + 1, 0 = none */
+	__u32 wait_depth;
+	__u32 io_pending;		/* block I/Os issued, not completed */
+	__u32 _pad;
+	__u16 wait_res[PB_WAIT_DEPTH];	/* WAIT span stack (resource) */
+	__u32 wait_desc[PB_WAIT_DEPTH];	/* WAIT span stack (descriptor) */
+	__u8 wait_flags[PB_WAIT_DEPTH];	/* WF_* per span */
+	__s32 hold[PB_THREAD_HOLD_RES];	/* instances held per resource */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);	/* engine_opts.ringbuf_bytes */
+} events SEC(".maps");
+
+static __always_inline struct pb_engine_stats *estats(void)
+{
+	__u32 z = 0;
+
+	return bpf_map_lookup_elem(&engine_stats, &z);
+}
+
+static __always_inline bool tracked_tgid(__u32 tgid)
+{
+	return !filter_tgid || tgid == filter_tgid;
+}
+
+static __always_inline void *rec_reserve(__u32 size)
+{
+	struct pb_engine_stats *es;
+	void *r = bpf_ringbuf_reserve(&events, size, 0);
+
+	es = estats();
+	if (!r) {
+		if (es)
+			__sync_fetch_and_add(&es->ringbuf_drops, 1);
+		return NULL;
+	}
+	if (es)
+		es->records++;
+	return r;
+}
+
+static __always_inline void rec_fill_hdr(struct pb_rec_hdr *h, __u16 type, __u32 size,
+					 __u64 now, __u64 pid_tgid)
+{
+	h->type = type;
+	h->version = PB_EVENTS_VERSION;
+	h->size = size;
+	h->ts_ns = now;
+	h->pid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	h->cpu = bpf_get_smp_processor_id();
+	h->_pad = 0;
+}
+
+static __always_inline struct thread_state *thread_get(__u32 tid, bool create)
+{
+	struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t || !create)
+		return t;
+	{
+		struct thread_state z = {};
+
+		if (bpf_map_update_elem(&threads, &tid, &z, BPF_NOEXIST) == -E2BIG) {
+			struct pb_engine_stats *es = estats();
+
+			if (es)
+				es->thread_map_full++;
+		}
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r < PB_HIST_BUCKETS ? r : PB_HIST_BUCKETS - 1;
+}
+
+/* Evaluate a value spec (docs/manifest.md, VALUES). *fault is set when a
+ * user-memory load fails. */
+static __always_inline __u64 eval_value(const struct pb_val_spec *s, const __u64 *args,
+					__u64 retval, bool *fault)
+{
+	__u64 v = 0;
+	int i;
+
+	switch (s->base) {
+	case PB_VB_CONST: v = (__u64)s->constant; break;
+	case PB_VB_ARG: v = args[s->arg & 15]; break;
+	case PB_VB_RETVAL: v = retval; break;
+	default: return 0;
+	}
+#pragma unroll
+	for (i = 0; i < 3; i++) {
+		__u64 addr, out = 0;
+		long err;
+
+		if (i >= s->n_deref)
+			break;
+		addr = v + (__u64)s->deref_off[i];
+		switch (s->deref_size[i]) {
+		case 1: { __u8 x = 0; err = bpf_probe_read_user(&x, 1, (void *)addr); out = x; break; }
+		case 2: { __u16 x = 0; err = bpf_probe_read_user(&x, 2, (void *)addr); out = x; break; }
+		case 4: { __u32 x = 0; err = bpf_probe_read_user(&x, 4, (void *)addr); out = x; break; }
+		default: { __u64 x = 0; err = bpf_probe_read_user(&x, 8, (void *)addr); out = x; break; }
+		}
+		if (err) {
+			*fault = true;
+			return 0;
+		}
+		v = out;
+	}
+	v += (__u64)s->final_offset;
+	switch (s->cast_size) {
+	case 1: v = s->cast_signed ? (__u64)(__s64)(__s8)v : (__u8)v; break;
+	case 2: v = s->cast_signed ? (__u64)(__s64)(__s16)v : (__u16)v; break;
+	case 4: v = s->cast_signed ? (__u64)(__s64)(__s32)v : (__u32)v; break;
+	default: break;
+	}
+	return v;
+}
+
+static __always_inline bool guard_holds(const struct pb_descriptor *d, __u64 v)
+{
+	bool sgn = d->flags & PB_DF_GUARD_SIGNED;
+	__s64 sv = (__s64)v, sr = d->guard_rhs;
+	__u64 ur = (__u64)d->guard_rhs;
+
+	switch (d->guard_op) {
+	case CMP_EQ: return v == ur;
+	case CMP_NE: return v != ur;
+	case CMP_LT: return sgn ? sv < sr : v < ur;
+	case CMP_LE: return sgn ? sv <= sr : v <= ur;
+	case CMP_GT: return sgn ? sv > sr : v > ur;
+	case CMP_GE: return sgn ? sv >= sr : v >= ur;
+	}
+	return false;
+}
+
+static __always_inline __u64 next_generation(__u32 res)
+{
+	__u64 *g = bpf_map_lookup_elem(&res_gen, &res);
+
+	if (!g)
+		return 0;
+	return __sync_fetch_and_add(g, 1) + 1;
+}
+
+static __always_inline void hold_add(__u32 tid, __u32 res, int delta)
+{
+	struct thread_state *t;
+
+	if (res >= PB_THREAD_HOLD_RES)
+		return;
+	t = thread_get(tid, delta > 0);
+	if (!t)
+		return;
+	if (delta < 0 && t->hold[res & (PB_THREAD_HOLD_RES - 1)] <= 0)
+		return;
+	__sync_fetch_and_add(&t->hold[res & (PB_THREAD_HOLD_RES - 1)], delta);
+}
+
+struct ev_ctx {
+	__u64 args[16];		/* PB_NARGS used; 16 so a masked index stays inside */
+	__u64 retval;
+	__u64 duration;		/* WAIT span length */
+	__u64 now;
+	__u64 pid_tgid;
+	__u32 descriptor;
+	__u32 span_flags;	/* WAIT span end: WF_* of the popped span */
+};
+
+/* One event: guard, decode, identity, aggregate, optional record. */
+static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx *c)
+{
+	struct pb_desc_stats *ds;
+	struct pb_res_stats *rs;
+	struct pb_rec_resource *r;
+	struct inst_state *st;
+	struct inst_key key = {};
+	__u32 di = c->descriptor, res = d->resource, tid = (__u32)c->pid_tgid;
+	__u64 instance, units, target = 0, gen = 0, dur = 0;
+	__u32 flags = 0, owner = 0;
+	bool fault = false;
+
+	ds = bpf_map_lookup_elem(&desc_stats, &di);
+	rs = bpf_map_lookup_elem(&res_stats, &res);
+	if (!ds || !rs)
+		return 0;
+	ds->hits++;
+	if (d->flags & PB_DF_GUARD) {
+		__u64 g = eval_value(&d->guard, c->args, c->retval, &fault);
+
+		if (fault) {
+			ds->deref_faults++;
+			return 0;
+		}
+		if (!guard_holds(d, g)) {
+			ds->guard_rejected++;
+			return 0;
+		}
+	}
+	instance = eval_value(&d->instance, c->args, c->retval, &fault);
+	units = eval_value(&d->units, c->args, c->retval, &fault);
+	if (d->flags & PB_DF_HAS_TARGET)
+		target = eval_value(&d->target, c->args, c->retval, &fault);
+	if ((d->flags & PB_DF_GEN_COUNTER) && d->kind != EV_WAIT)
+		gen = eval_value(&d->generation, c->args, c->retval, &fault);
+	if (fault) {
+		/* unreadable: counted, never guessed */
+		ds->deref_faults++;
+		flags |= PB_RF_DEREF_FAULT;
+		goto emit;
+	}
+	ds->events++;
+	ds->units += units;
+	key.resource = res;
+	key.instance = instance;
+
+	switch (d->kind) {
+	case EV_WAIT:
+		if (d->at == AT_SPAN) {
+			dur = c->duration;
+			flags |= PB_RF_SPAN_END;
+			ds->total_ns += dur;
+			ds->hist[log2_bucket(dur)]++;
+			if (c->span_flags & WF_IO) {
+				ds->io_spans++;
+				ds->io_span_ns += dur;
+			}
+			if (c->span_flags & WF_RELEASE_WOKEN)
+				ds->release_woken_spans++;
+		}
+		break;
+	case EV_ACQUIRE:
+		st = bpf_map_lookup_elem(&instances, &key);
+		if (st && (d->flags & PB_DF_SHARED) &&
+		    (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
+			__sync_fetch_and_add(&st->holders, 1);
+			__sync_fetch_and_add(&st->units, (__s64)units);
+			gen = st->generation;
+			owner = st->owner_tid;
+			flags |= PB_RF_SHARED_HOLD;
+			rs->outstanding_units += (__s64)units;
+		} else if (st) {
+			/* a new lifetime replaces one never released */
+			if (!(d->flags & PB_DF_GEN_COUNTER))
+				gen = next_generation(res);
+			rs->outstanding_units += (__s64)units - st->units;
+			st->generation = gen;
+			st->acquire_ts = c->now;
+			st->units = (__s64)units;
+			st->owner_tid = tid;
+			st->holders = 1;
+			owner = tid;
+			flags |= PB_RF_NEW_GENERATION;
+			ds->new_generations++;
+		} else {
+			struct inst_state ns = {};
+
+			if (!(d->flags & PB_DF_GEN_COUNTER))
+				gen = next_generation(res);
+			ns.generation = gen;
+			ns.acquire_ts = c->now;
+			ns.units = (__s64)units;
+			ns.owner_tid = tid;
+			ns.holders = 1;
+			if (bpf_map_update_elem(&instances, &key, &ns, BPF_NOEXIST) == -E2BIG) {
+				struct pb_engine_stats *es = estats();
+
+				if (es)
+					es->instance_map_full++;
+				rs->state_full++;
+				flags |= PB_RF_STATE_FULL;
+			} else {
+				rs->live_instances++;
+				rs->outstanding_units += (__s64)units;
+				flags |= PB_RF_NEW_GENERATION;
+				ds->new_generations++;
+			}
+			owner = tid;
+		}
+		hold_add(tid, res, 1);
+		break;
+	case EV_USE:
+		st = bpf_map_lookup_elem(&instances, &key);
+		if (st) {
+			if (!(d->flags & PB_DF_GEN_COUNTER))
+				gen = st->generation;
+			owner = st->owner_tid;
+		} else if (!(d->flags & PB_DF_EXT_OWNED)) {
+			ds->not_active++;
+			flags |= PB_RF_NOT_ACTIVE;
+		}
+		break;
+	case EV_RELEASE: {
+		struct thread_state *t;
+
+		st = bpf_map_lookup_elem(&instances, &key);
+		if (!st) {
+			ds->not_active++;
+			flags |= PB_RF_NOT_ACTIVE;
+			break;
+		}
+		if (!(d->flags & PB_DF_GEN_COUNTER))
+			gen = st->generation;
+		owner = st->owner_tid;
+		rs->outstanding_units -= (__s64)units;
+		__sync_fetch_and_add(&st->units, -(__s64)units);
+		if (__sync_fetch_and_add(&st->holders, -1) <= 1) {
+			dur = c->now - st->acquire_ts;
+			ds->total_ns += dur;
+			ds->hist[log2_bucket(dur)]++;
+			bpf_map_delete_elem(&instances, &key);
+			rs->live_instances--;
+		}
+		/* the holder is the releasing thread, else the acquirer */
+		t = thread_get(tid, false);
+		if (res < PB_THREAD_HOLD_RES && t && t->hold[res & (PB_THREAD_HOLD_RES - 1)] > 0)
+			hold_add(tid, res, -1);
+		else
+			hold_add(owner, res, -1);
+		t = thread_get(tid, true);
+		if (t) {
+			t->last_release_res = res + 1;
+			t->last_release_ts = c->now;
+		}
+		break;
+	}
+	}
+emit:
+	if (!emit_events)
+		return 0;
+	r = rec_reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	rec_fill_hdr(&r->hdr, PB_REC_RESOURCE, sizeof(*r), c->now, c->pid_tgid);
+	r->descriptor = di;
+	r->resource = res;
+	r->kind = d->kind;
+	r->res_class = d->res_class;
+	r->flags = flags;
+	r->_pad = 0;
+	r->instance = instance;
+	r->generation = gen;
+	r->units = units;
+	r->target = target;
+	r->duration_ns = dur;
+	r->owner_tid = owner;
+	r->_pad2 = 0;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+static __always_inline void wait_push(__u32 tid, __u32 res, __u32 di)
+{
+	struct thread_state *t = thread_get(tid, true);
+	__u32 dep;
+
+	if (!t)
+		return;
+	dep = t->wait_depth;
+	if (dep < PB_WAIT_DEPTH) {
+		t->wait_res[dep & (PB_WAIT_DEPTH - 1)] = res;
+		t->wait_desc[dep & (PB_WAIT_DEPTH - 1)] = di;
+		t->wait_flags[dep & (PB_WAIT_DEPTH - 1)] = 0;
+	}
+	t->wait_depth = dep + 1;
+}
+
+/* end of a span: its WF_* flags (0 for an untracked, too deep span) */
+static __always_inline __u32 wait_pop(__u32 tid)
+{
+	struct thread_state *t = thread_get(tid, false);
+	__u32 dep;
+
+	if (!t || !t->wait_depth)
+		return 0;
+	dep = --t->wait_depth;
+	if (dep >= PB_WAIT_DEPTH)
+		return 0;
+	return t->wait_flags[dep & (PB_WAIT_DEPTH - 1)];
+}
+
+/* Entry of a span or of a stash site: save args (and the time) on the
+ * per-(thread, descriptor) stack. */
+static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, __u64 now)
+{
+	struct stash_key k = { .tid = tid, .descriptor = di };
+	struct stash *s = bpf_map_lookup_elem(&stashes, &k);
+	__u32 dep;
+	int i;
+
+	if (!s) {
+		struct stash z = {};
+
+		bpf_map_update_elem(&stashes, &k, &z, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&stashes, &k);
+		if (!s) {
+			struct pb_engine_stats *es = estats();
+
+			if (es)
+				es->thread_map_full++;
+			return;
+		}
+	}
+	dep = s->depth;
+	s->depth = dep + 1;
+	if (dep >= PB_STASH_DEPTH) {
+		struct pb_engine_stats *es = estats();
+
+		if (es)
+			es->span_overflow++;
+		return;
+	}
+	dep &= PB_STASH_DEPTH - 1;
+	s->ts[dep] = now;
+#pragma unroll
+	for (i = 0; i < 6; i++)
+		s->args[dep][i] = args[i];
+}
+
+/* Return: pop the matching entry; false when there is none. */
+static __always_inline bool stash_pop(__u32 tid, __u32 di, __u64 *args, __u64 *ts)
+{
+	struct stash_key k = { .tid = tid, .descriptor = di };
+	struct stash *s = bpf_map_lookup_elem(&stashes, &k);
+	__u32 dep;
+	int i;
+
+	if (!s || !s->depth)
+		return false;
+	dep = --s->depth;
+	if (dep >= PB_STASH_DEPTH)
+		return false;	/* overflowed entry: counted at push */
+	dep &= PB_STASH_DEPTH - 1;
+	*ts = s->ts[dep];
+#pragma unroll
+	for (i = 0; i < 6; i++)
+		args[i] = s->args[dep][i];
+	if (!s->depth)
+		bpf_map_delete_elem(&stashes, &k);
+	return true;
+}
+
+static __always_inline void regs_args(struct pt_regs *ctx, __u64 *args)
+{
+	args[0] = PT_REGS_PARM1(ctx);
+	args[1] = PT_REGS_PARM2(ctx);
+	args[2] = PT_REGS_PARM3(ctx);
+	args[3] = PT_REGS_PARM4(ctx);
+	args[4] = PT_REGS_PARM5(ctx);
+	args[5] = PT_REGS_PARM6(ctx);
+}
+
+SEC("uprobe.multi")
+int pb_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid = bpf_get_current_pid_tgid();
+	__u32 di = (__u32)cookie, tid = (__u32)pid_tgid;
+	const struct pb_descriptor *d;
+	struct ev_ctx c = {};
+
+	if (!tracked_tgid(pid_tgid >> 32))
+		return 0;
+	d = bpf_map_lookup_elem(&descs, &di);
+	if (!d || !(d->flags & PB_DF_VALID))
+		return 0;
+	regs_args(ctx, c.args);
+	c.now = bpf_ktime_get_ns();
+	if ((cookie & PLAN_COOKIE_STASH) || d->at == AT_SPAN) {
+		stash_push(tid, di, c.args, c.now);
+		if (d->at == AT_SPAN)
+			wait_push(tid, d->resource, di);
+		return 0;
+	}
+	c.pid_tgid = pid_tgid;
+	c.descriptor = di;
+	return process_event(d, &c);
+}
+
+SEC("uretprobe.multi")
+int pb_return(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), pid_tgid = bpf_get_current_pid_tgid();
+	__u32 di = (__u32)cookie, tid = (__u32)pid_tgid;
+	const struct pb_descriptor *d;
+	struct ev_ctx c = {};
+	__u64 ts = 0;
+	bool have;
+
+	if (!tracked_tgid(pid_tgid >> 32))
+		return 0;
+	d = bpf_map_lookup_elem(&descs, &di);
+	if (!d || !(d->flags & PB_DF_VALID))
+		return 0;
+	c.now = bpf_ktime_get_ns();
+	c.retval = PT_REGS_RC(ctx);
+	c.pid_tgid = pid_tgid;
+	c.descriptor = di;
+	/* span ends and argument-reading return events have an entry stash */
+	if (d->at == AT_SPAN || d->instance.base == PB_VB_ARG || d->units.base == PB_VB_ARG ||
+	    d->target.base == PB_VB_ARG || d->generation.base == PB_VB_ARG ||
+	    d->guard.base == PB_VB_ARG) {
+		have = stash_pop(tid, di, c.args, &ts);
+		if (d->at == AT_SPAN)
+			c.span_flags = wait_pop(tid);
+		if (!have) {
+			struct pb_engine_stats *es = estats();
+
+			if (es)
+				es->stash_missing++;
+			return 0;
+		}
+		c.duration = c.now - ts;
+	}
+	return process_event(d, &c);
+}
+
+SEC("usdt")
+int pb_usdt(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 di = (__u32)bpf_usdt_cookie(ctx);
+	const struct pb_descriptor *d;
+	struct ev_ctx c = {};
+	int i, n;
+
+	if (!tracked_tgid(pid_tgid >> 32))
+		return 0;
+	d = bpf_map_lookup_elem(&descs, &di);
+	if (!d || !(d->flags & PB_DF_VALID))
+		return 0;
+	n = bpf_usdt_arg_cnt(ctx);
+	for (i = 0; i < PB_NARGS && i < n; i++) {
+		long v = 0;
+
+		bpf_usdt_arg(ctx, i, &v);
+		c.args[i] = (__u64)v;
+	}
+	c.now = bpf_ktime_get_ns();
+	c.pid_tgid = pid_tgid;
+	c.descriptor = di;
+	return process_event(d, &c);
+}
+
+#include "effects.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,415 @@
+/* engine.c: load the engine BPF object, fill its descriptor table from a
+ * plan, attach, drain records and sum stats (see engine.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "engine.h"
+#include "attach.h"
+#include "common/log.h"
+#include "engine.skel.h"
+
+#define ENGINE_DEFAULT_RINGBUF	(8u << 20)
+#define ENGINE_MAX_NOTES	16
+
+struct engine {
+	struct engine_bpf *skel;
+	struct attacher *attacher;
+	struct ring_buffer *rb;
+	const struct plan *plan;
+	int ncpu;
+	uint32_t n_desc, n_res;
+	struct pb_desc_stats *desc, *desc_pcpu;
+	struct pb_res_stats *res, *res_pcpu;
+	struct pb_engine_stats *eng_pcpu;
+	char *notes[ENGINE_MAX_NOTES];
+	size_t n_notes;
+	/* current poll */
+	engine_record_fn fn;
+	void *fn_ctx;
+	int fn_ret;
+};
+
+static void engine_note(struct engine *e, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	pr_warn("engine: %s\n", s);
+	if (e->n_notes < ENGINE_MAX_NOTES)
+		e->notes[e->n_notes++] = s;
+	else
+		free(s);
+}
+
+static void fill_value(struct pb_val_spec *o, const struct pb_value *v)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->base = (uint8_t)v->base;
+	o->arg = v->arg;
+	o->constant = v->constant;
+	o->n_deref = v->n_deref > PB_MAX_DEREF ? PB_MAX_DEREF : v->n_deref;
+	for (i = 0; i < o->n_deref; i++) {
+		o->deref_size[i] = v->deref[i].size;
+		o->deref_off[i] = v->deref[i].offset;
+	}
+	o->final_offset = v->final_offset;
+	o->cast_size = v->cast_size;
+	o->cast_signed = v->cast_signed;
+}
+
+static int fill_descriptors(struct engine *e)
+{
+	const struct plan *p = e->plan;
+	const struct manifest *m = p->manifest;
+	int fd = bpf_map__fd(e->skel->maps.descs);
+	size_t i;
+
+	for (i = 0; i < p->n_descriptors; i++) {
+		const struct plan_descriptor *pd = &p->descriptors[i];
+		const struct pb_event *ev = &m->events[pd->event];
+		const struct pb_resource *r = &m->resources[ev->resource_idx];
+		struct pb_descriptor d = {};
+		uint32_t key = (uint32_t)i;
+
+		d.kind = (uint8_t)ev->kind;
+		d.at = (uint8_t)ev->site.at;
+		d.res_class = (uint8_t)r->class;
+		d.resource = (uint16_t)ev->resource_idx;
+		d.target_resource = ev->target_resource_idx >= 0 ?
+				    (uint16_t)ev->target_resource_idx : 0xffff;
+		d.flags = pd->status == PLAN_DESC_OK ? PB_DF_VALID : 0;
+		if (r->shared)
+			d.flags |= PB_DF_SHARED;
+		if (r->externally_owned)
+			d.flags |= PB_DF_EXT_OWNED;
+		if (r->generation == PB_GEN_COUNTER && ev->generation.base != PB_VAL_NONE)
+			d.flags |= PB_DF_GEN_COUNTER;
+		fill_value(&d.instance, &ev->instance);
+		if (ev->units.base == PB_VAL_NONE) {
+			d.units.base = PB_VB_CONST;
+			d.units.constant = 1;
+		} else {
+			fill_value(&d.units, &ev->units);
+		}
+		if (ev->target.base != PB_VAL_NONE) {
+			fill_value(&d.target, &ev->target);
+			d.flags |= PB_DF_HAS_TARGET;
+		}
+		fill_value(&d.generation, &ev->generation);
+		if (ev->when.present) {
+			fill_value(&d.guard, &ev->when.lhs);
+			d.guard_op = (uint8_t)ev->when.op;
+			d.guard_rhs = ev->when.rhs;
+			d.flags |= PB_DF_GUARD;
+			/* signed iff the value has a signed cast (docs/manifest.md) */
+			if (ev->when.lhs.cast_size && ev->when.lhs.cast_signed)
+				d.flags |= PB_DF_GUARD_SIGNED;
+		}
+		if (bpf_map_update_elem(fd, &key, &d, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Turn off each OS-effect program whose BTF tracepoint this kernel lacks. */
+static void check_tracepoints(struct engine *e, bool effects)
+{
+	static const struct {
+		const char *tp;
+		const char *what;
+	} tps[] = {
+		{ "sched_switch", "off-CPU time not joined to resources" },
+		{ "sched_wakeup", "wakeup edges not recorded" },
+		{ "sched_wakeup_new", "new-thread wakeups not recorded" },
+		{ "block_rq_issue", "block I/O not joined to resources" },
+		{ "block_rq_complete", "block I/O latency not recorded" },
+		{ "page_fault_user", "page faults not joined to resources" },
+		{ "sched_process_exit", "thread exits not recorded" },
+	};
+	struct bpf_program *prog;
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	size_t i;
+
+	bpf_object__for_each_program(prog, e->skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		const char *tp;
+		char name[128];
+
+		if (strncmp(sec, "tp_btf/", 7))
+			continue;
+		tp = sec + 7;
+		if (!effects) {
+			bpf_program__set_autoload(prog, false);
+			continue;
+		}
+		snprintf(name, sizeof(name), "btf_trace_%s", tp);
+		if (vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0)
+			continue;
+		bpf_program__set_autoload(prog, false);
+		for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
+			if (!strcmp(tps[i].tp, tp))
+				break;
+		engine_note(e, "tracepoint %s is missing on this kernel: %s", tp,
+			    i < sizeof(tps) / sizeof(tps[0]) ? tps[i].what : "program off");
+	}
+	btf__free(vmlinux);
+}
+
+static size_t ringbuf_size(size_t want)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), sz = page;
+
+	if (!want)
+		return ENGINE_DEFAULT_RINGBUF;
+	while (sz < want && sz < (1ull << 31))
+		sz <<= 1;
+	return sz;
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct engine *e = ctx;
+	int ret;
+
+	if (!e->fn)
+		return 0;
+	ret = e->fn(data, len, e->fn_ctx);
+	if (ret)
+		e->fn_ret = ret;
+	return ret;
+}
+
+struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
+{
+	struct attacher_opts ao = { .sz = sizeof(ao) };
+	struct engine *e;
+	int err;
+
+	if (!p || !opts || opts->sz < sizeof(*opts) || p->n_descriptors > PB_MAX_DESCRIPTORS ||
+	    p->manifest->n_resources > PB_MAX_RESOURCES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->plan = p;
+	e->n_desc = (uint32_t)p->n_descriptors;
+	e->n_res = (uint32_t)p->manifest->n_resources;
+	e->ncpu = libbpf_num_possible_cpus();
+	if (e->ncpu <= 0) {
+		err = e->ncpu ? e->ncpu : -EINVAL;
+		goto err;
+	}
+	e->desc = calloc(e->n_desc + 1, sizeof(*e->desc));
+	e->res = calloc(e->n_res + 1, sizeof(*e->res));
+	e->desc_pcpu = calloc(e->ncpu, sizeof(*e->desc_pcpu));
+	e->res_pcpu = calloc(e->ncpu, sizeof(*e->res_pcpu));
+	e->eng_pcpu = calloc(e->ncpu, sizeof(*e->eng_pcpu));
+	if (!e->desc || !e->res || !e->desc_pcpu || !e->res_pcpu || !e->eng_pcpu) {
+		err = -ENOMEM;
+		goto err;
+	}
+	e->skel = engine_bpf__open();
+	if (!e->skel) {
+		err = -errno;
+		pr_warn("engine: cannot open the BPF object: %s\n", strerror(-err));
+		goto err;
+	}
+	e->skel->rodata->filter_tgid = opts->pid > 0 ? (uint32_t)opts->pid : 0;
+	e->skel->rodata->emit_events = opts->events;
+	err = bpf_map__set_max_entries(e->skel->maps.events,
+				       (uint32_t)ringbuf_size(opts->events ? opts->ringbuf_bytes : 4096));
+	if (err)
+		goto err;
+	check_tracepoints(e, opts->pid > 0);
+	if (opts->pid <= 0)
+		engine_note(e, "no target pid: OS effects (scheduler, I/O, faults) are not joined");
+	err = engine_bpf__load(e->skel);
+	if (err) {
+		pr_warn("engine: cannot load the BPF object: %s\n", strerror(-err));
+		goto err;
+	}
+	err = fill_descriptors(e);
+	if (err) {
+		pr_warn("engine: cannot fill the descriptor table: %s\n", strerror(-err));
+		goto err;
+	}
+	err = engine_bpf__attach(e->skel);	/* the tp_btf programs */
+	if (err) {
+		pr_warn("engine: cannot attach the OS-effect programs: %s\n", strerror(-err));
+		goto err;
+	}
+	ao.entry_prog = e->skel->progs.pb_entry;
+	ao.return_prog = e->skel->progs.pb_return;
+	ao.usdt_prog = e->skel->progs.pb_usdt;
+	ao.pid = opts->pid > 0 ? opts->pid : -1;
+	e->attacher = attacher__new(p, &ao);
+	if (!e->attacher) {
+		err = -errno;
+		goto err;
+	}
+	if (opts->events) {
+		e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
+		if (!e->rb) {
+			err = -errno;
+			goto err;
+		}
+	}
+	return e;
+err:
+	engine__free(e);
+	errno = err < 0 ? -err : EINVAL;
+	return NULL;
+}
+
+int engine__poll(struct engine *e, int timeout_ms, engine_record_fn fn, void *ctx)
+{
+	int n;
+
+	if (!e->rb)
+		return 0;
+	e->fn = fn;
+	e->fn_ctx = ctx;
+	e->fn_ret = 0;
+	n = ring_buffer__consume(e->rb);
+	if (n == 0 && timeout_ms > 0 && !e->fn_ret) {
+		struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		n = ring_buffer__consume(e->rb);
+	}
+	e->fn = NULL;
+	if (e->fn_ret)
+		return e->fn_ret;
+	return n;
+}
+
+int engine__snapshot(struct engine *e, struct engine_snapshot *out)
+{
+	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
+	int rfd = bpf_map__fd(e->skel->maps.res_stats);
+	int efd = bpf_map__fd(e->skel->maps.engine_stats);
+	struct timespec now;
+	uint32_t i, k, c;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	memset(e->desc, 0, e->n_desc * sizeof(*e->desc));
+	memset(e->res, 0, e->n_res * sizeof(*e->res));
+	memset(&out->engine, 0, sizeof(out->engine));
+	for (i = 0; i < e->n_desc; i++) {
+		struct pb_desc_stats *d = &e->desc[i];
+
+		if (bpf_map_lookup_elem(dfd, &i, e->desc_pcpu))
+			return -errno;
+		for (c = 0; c < (uint32_t)e->ncpu; c++) {
+			const struct pb_desc_stats *s = &e->desc_pcpu[c];
+
+			d->hits += s->hits;
+			d->events += s->events;
+			d->guard_rejected += s->guard_rejected;
+			d->deref_faults += s->deref_faults;
+			d->new_generations += s->new_generations;
+			d->not_active += s->not_active;
+			d->units += s->units;
+			d->total_ns += s->total_ns;
+			for (k = 0; k < PB_HIST_BUCKETS; k++)
+				d->hist[k] += s->hist[k];
+			d->off_cpu_ns += s->off_cpu_ns;
+			d->wakeups += s->wakeups;
+			d->io_wakeups += s->io_wakeups;
+			d->release_wakeups += s->release_wakeups;
+			d->io_spans += s->io_spans;
+			d->io_span_ns += s->io_span_ns;
+			d->release_woken_spans += s->release_woken_spans;
+		}
+	}
+	for (i = 0; i < e->n_res; i++) {
+		struct pb_res_stats *r = &e->res[i];
+
+		if (bpf_map_lookup_elem(rfd, &i, e->res_pcpu))
+			return -errno;
+		for (c = 0; c < (uint32_t)e->ncpu; c++) {
+			const struct pb_res_stats *s = &e->res_pcpu[c];
+
+			r->live_instances += s->live_instances;
+			r->outstanding_units += s->outstanding_units;
+			r->off_cpu_wait_ns += s->off_cpu_wait_ns;
+			r->off_cpu_hold_ns += s->off_cpu_hold_ns;
+			r->io_while_holding += s->io_while_holding;
+			r->io_bytes_while_holding += s->io_bytes_while_holding;
+			r->faults_while_holding += s->faults_while_holding;
+			r->wakeups_from_release += s->wakeups_from_release;
+			r->state_full += s->state_full;
+		}
+	}
+	i = 0;
+	if (bpf_map_lookup_elem(efd, &i, e->eng_pcpu))
+		return -errno;
+	for (c = 0; c < (uint32_t)e->ncpu; c++) {
+		const struct pb_engine_stats *s = &e->eng_pcpu[c];
+
+		out->engine.ringbuf_drops += s->ringbuf_drops;
+		out->engine.instance_map_full += s->instance_map_full;
+		out->engine.thread_map_full += s->thread_map_full;
+		out->engine.span_overflow += s->span_overflow;
+		out->engine.records += s->records;
+		out->engine.stash_missing += s->stash_missing;
+		out->engine.effects_events += s->effects_events;
+	}
+	out->ts_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	out->n_desc = e->n_desc;
+	out->n_res = e->n_res;
+	out->desc = e->desc;
+	out->res = e->res;
+	return 0;
+}
+
+size_t engine__n_notes(const struct engine *e)
+{
+	return e ? e->n_notes : 0;
+}
+
+const char *engine__note(const struct engine *e, size_t i)
+{
+	return e && i < e->n_notes ? e->notes[i] : NULL;
+}
+
+size_t engine__n_links(const struct engine *e)
+{
+	return e ? attacher__n_links(e->attacher) : 0;
+}
+
+void engine__free(struct engine *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	ring_buffer__free(e->rb);
+	attacher__free(e->attacher);
+	engine_bpf__destroy(e->skel);
+	for (i = 0; i < e->n_notes; i++)
+		free(e->notes[i]);
+	free(e->desc);
+	free(e->res);
+	free(e->desc_pcpu);
+	free(e->res_pcpu);
+	free(e->eng_pcpu);
+	free(e);
+}

@@ -1,0 +1,69 @@
+/* engine.h: the resource-event engine, user side.
+ *
+ * One engine = the engine BPF object (engine.bpf.c + effects.bpf.h) loaded
+ * once, its descriptor table filled from an attach plan and its manifest,
+ * and every plan link attached through attach.c. Default mode aggregates
+ * in the kernel (per-descriptor counters and histograms, per-resource
+ * gauges, engine health); with opts.events it also streams records
+ * (engine/events.h) to a ring buffer that engine__poll() drains.
+ */
+#ifndef PROBITY_ENGINE_H
+#define PROBITY_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "engine/events.h"
+#include "contract/plan.h"
+
+struct engine;
+
+struct engine_opts {
+	size_t sz;		/* sizeof(struct engine_opts) */
+	pid_t pid;		/* tracked process (tgid); 0 = any process the
+				 * links fire in (OS effects are then off) */
+	bool events;		/* stream records to the ring buffer */
+	size_t ringbuf_bytes;	/* ring buffer size; 0 = 8 MiB; rounded up to
+				 * a power of two >= the page size */
+};
+#define engine_opts__last_field ringbuf_bytes
+
+/* Cumulative since load, summed over CPUs. Arrays belong to the engine
+ * and stay valid until the next engine__snapshot() or engine__free(). */
+struct engine_snapshot {
+	uint64_t ts_ns;			/* CLOCK_MONOTONIC */
+	uint32_t n_desc;		/* = plan->n_descriptors */
+	uint32_t n_res;			/* = manifest resources */
+	const struct pb_desc_stats *desc;
+	const struct pb_res_stats *res;
+	struct pb_engine_stats engine;
+};
+
+/* Called once per ring-buffer record (whole record, hdr.size bytes).
+ * A non-zero return stops the drain and is returned by engine__poll. */
+typedef int (*engine_record_fn)(const void *rec, size_t len, void *ctx);
+
+/* Open and load the BPF object, fill the descriptor table, attach every
+ * link of the plan (refused descriptors get no sites and stay off).
+ * NULL + errno; the reason is logged (common/log.h). */
+struct engine *engine__new(const struct plan *p, const struct engine_opts *opts);
+
+/* Drain the ring buffer (no-op without opts.events). When it is empty and
+ * timeout_ms > 0, wait that long once and drain again (records are
+ * submitted without wake-ups, so this is a timed poll). Returns records
+ * consumed, or -errno / the callback's non-zero value. */
+int engine__poll(struct engine *e, int timeout_ms, engine_record_fn fn, void *ctx);
+
+/* Sum the per-CPU stats. 0 or -errno. */
+int engine__snapshot(struct engine *e, struct engine_snapshot *out);
+
+/* Things the engine could not do and that the user must be told about
+ * (e.g. "tracepoint page_fault_user missing: faults not joined"). */
+size_t engine__n_notes(const struct engine *e);
+const char *engine__note(const struct engine *e, size_t i);
+size_t engine__n_links(const struct engine *e);
+
+void engine__free(struct engine *e);
+
+#endif

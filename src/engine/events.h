@@ -1,0 +1,218 @@
+/* events.h: every record the BPF engine shares with user space: ring-buffer
+ * records, map keys/values, and the aggregate snapshot layout. Included by
+ * the *.bpf.c programs (with vmlinux.h) and by user space (with linux/types.h).
+ *
+ * Rules: fixed-width types only (no long, no pointers), every ring-buffer
+ * record starts with struct pb_rec_hdr (type tag + version + size), and
+ * any layout change bumps PB_EVENTS_VERSION. Offline readers (probity
+ * report on another machine) decode these bytes from trace files as-is
+ * (little-endian, as written on x86-64/arm64).
+ */
+#ifndef PROBITY_EVENTS_H
+#define PROBITY_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define PB_EVENTS_VERSION	2	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
+					 * counts only wakees inside a WAIT on the resource */
+
+#define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
+#define PB_MAX_RESOURCES	256
+#define PB_HIST_BUCKETS		40	/* log2(ns): bucket i counts [2^i, 2^(i+1)) ns */
+
+/* record type tags (pb_rec_hdr.type) */
+enum pb_rec_type {
+	PB_REC_RESOURCE = 1,	/* struct pb_rec_resource: WAIT/ACQUIRE/USE/RELEASE */
+	PB_REC_SCHED_SWITCH = 2,/* struct pb_rec_sched: a tracked thread went off/on CPU */
+	PB_REC_WAKEUP = 3,	/* struct pb_rec_wakeup: waker -> wakee edge */
+	PB_REC_BLOCK_IO = 4,	/* struct pb_rec_block: I/O issued/completed for a thread */
+	PB_REC_FAULT = 5,	/* struct pb_rec_fault: user page fault */
+	PB_REC_EXIT = 6,	/* struct pb_rec_exit: thread/process exit */
+	PB_REC__MAX,
+};
+
+struct pb_rec_hdr {
+	__u16 type;		/* enum pb_rec_type */
+	__u16 version;		/* PB_EVENTS_VERSION */
+	__u32 size;		/* bytes of the whole record */
+	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 cpu;
+	__u32 _pad;
+};
+
+/* pb_rec_resource.flags */
+#define PB_RF_NEW_GENERATION	(1u << 0)	/* this ACQUIRE opened a generation */
+#define PB_RF_SPAN_END		(1u << 1)	/* WAIT: end of an entry->return span */
+#define PB_RF_SHARED_HOLD	(1u << 2)	/* ACQUIRE on an already-active shared instance */
+#define PB_RF_NOT_ACTIVE	(1u << 3)	/* USE/RELEASE of an instance not seen active */
+#define PB_RF_DEREF_FAULT	(1u << 4)	/* a user-memory read failed; value is 0 */
+#define PB_RF_STATE_FULL	(1u << 5)	/* instance map full: identity not tracked */
+
+struct pb_rec_resource {
+	struct pb_rec_hdr hdr;
+	__u32 descriptor;	/* index into the descriptor table (= manifest event) */
+	__u16 resource;		/* resource index in the manifest */
+	__u8 kind;		/* enum pb_event_kind (WAIT=0, ACQUIRE, USE, RELEASE) */
+	__u8 res_class;		/* enum pb_res_class */
+	__u32 flags;		/* PB_RF_* */
+	__u32 _pad;
+	__u64 instance;		/* decoded instance key */
+	__u64 generation;	/* lifetime generation of (resource, instance) */
+	__u64 units;		/* decoded units */
+	__u64 target;		/* USE: decoded target, else 0 */
+	__u64 duration_ns;	/* WAIT span length; RELEASE: hold time since ACQUIRE */
+	__u32 owner_tid;	/* RELEASE/USE: thread that acquired this generation */
+	__u32 _pad2;
+};
+
+struct pb_rec_sched {
+	struct pb_rec_hdr hdr;	/* hdr.tid = the thread switched out */
+	__u64 off_cpu_ns;	/* on switch-in: time spent off CPU */
+	__u32 prev_state;	/* task state at switch-out (0 = preempted) */
+	__u32 in;		/* 0 = switched out, 1 = switched back in */
+};
+
+struct pb_rec_wakeup {
+	struct pb_rec_hdr hdr;	/* hdr.pid/tid = the waker */
+	__u32 wakee_pid;
+	__u32 wakee_tid;
+};
+
+struct pb_rec_block {
+	struct pb_rec_hdr hdr;	/* the thread that issued the I/O */
+	__u64 sector;
+	__u32 bytes;
+	__u32 dev;
+	__u64 latency_ns;	/* on completion: issue -> complete */
+	__u32 complete;		/* 0 = issue, 1 = complete */
+	__u32 write;
+};
+
+struct pb_rec_fault {
+	struct pb_rec_hdr hdr;
+	__u64 address;
+	__u64 ip;
+	__u32 error_code;
+	__u32 _pad;
+};
+
+struct pb_rec_exit {
+	struct pb_rec_hdr hdr;
+	__u32 exit_code;
+	__u32 group_dead;	/* 1 when the whole process ended */
+};
+
+/* ---- in-kernel aggregation (default mode) ---- */
+
+/* Per descriptor, summed over CPUs by user space. */
+struct pb_desc_stats {
+	__u64 hits;		/* probe fired where the event fires (return site of
+				 * span/return events; span entries and stash
+				 * entries are not counted) */
+	__u64 events;		/* passed the guard: counted as an event */
+	__u64 guard_rejected;	/* guard said no (e.g. try-acquire failed) */
+	__u64 deref_faults;	/* a user-memory read failed */
+	__u64 new_generations;	/* ACQUIREs that opened a generation */
+	__u64 not_active;	/* USE/RELEASE of an instance not active */
+	__u64 units;		/* sum of decoded units */
+	__u64 total_ns;		/* WAIT: span time; RELEASE: hold time */
+	__u64 hist[PB_HIST_BUCKETS];	/* log2 histogram of the same */
+	/* WAIT spans of this descriptor joined to OS effects (version 2,
+	 * appended; zero in version 1 traces). A span "did I/O" when its
+	 * thread issued block I/O inside it; such spans are a slow path, not
+	 * waiting for a holder, whatever thread the completion ran on. */
+	__u64 off_cpu_ns;	/* off-CPU time inside its spans */
+	__u64 wakeups;		/* wakeups received inside its spans */
+	__u64 io_wakeups;	/* of which: ending block I/O the span issued */
+	__u64 release_wakeups;	/* of which: from a thread that released the
+				 * same resource < 500 us before (not I/O) */
+	__u64 io_spans;		/* spans that issued block I/O */
+	__u64 io_span_ns;	/* their span time */
+	__u64 release_woken_spans;	/* spans with a release wakeup */
+};
+
+/* Per resource gauges (kept by the engine, sampled by user space). */
+struct pb_res_stats {
+	__s64 live_instances;	/* ACQUIREd generations not yet RELEASEd */
+	__s64 outstanding_units;
+	__u64 off_cpu_wait_ns;	/* off-CPU time of threads inside a WAIT on it */
+	__u64 off_cpu_hold_ns;	/* off-CPU time of threads holding an instance */
+	__u64 io_while_holding;	/* block I/Os issued while holding/using */
+	__u64 io_bytes_while_holding;
+	__u64 faults_while_holding;
+	__u64 wakeups_from_release;	/* wakeups of a thread inside a WAIT on it whose
+					 * waker RELEASEd it < 500 us before, except
+					 * wakeups ending block I/O of the span (v2) */
+	__u64 state_full;	/* identity lost: instance map full */
+};
+
+/* Ring-buffer and map health (one entry, summed over CPUs). */
+struct pb_engine_stats {
+	__u64 ringbuf_drops;	/* bpf_ringbuf_reserve failed: records lost */
+	__u64 instance_map_full;
+	__u64 thread_map_full;
+	__u64 span_overflow;	/* WAIT nesting deeper than tracked */
+	__u64 records;		/* records submitted */
+	/* added after v1's first draft (append only) */
+	__u64 stash_missing;	/* return site without its entry (args lost) */
+	__u64 effects_events;	/* OS-effect tracepoint hits for tracked threads */
+};
+
+/* ---- descriptor table (user space fills it from the plan) ----
+ * One struct pb_descriptor per manifest event in the BPF array map
+ * "descs", indexed by the low 32 bits of the attach cookie. */
+
+#define PB_STASH_DEPTH		4	/* nested calls of one function per thread */
+#define PB_WAIT_DEPTH		4	/* nested WAIT spans per thread */
+#define PB_THREAD_HOLD_RES	32	/* resources 0..31 are joined to OS effects */
+#define PB_NARGS		12	/* arguments read (6 registers, 12 USDT) */
+
+/* pb_val_spec.base (= enum pb_val_base in contract/manifest.h) */
+#define PB_VB_NONE	0
+#define PB_VB_CONST	1
+#define PB_VB_ARG	2
+#define PB_VB_RETVAL	3
+
+struct pb_val_spec {
+	__u8 base;		/* PB_VB_* */
+	__u8 arg;		/* argument index */
+	__u8 n_deref;		/* 0..3 */
+	__u8 cast_size;		/* 0, 1, 2, 4, 8 */
+	__u8 cast_signed;
+	__u8 deref_size[3];	/* 1, 2, 4, 8 */
+	__s64 constant;
+	__s64 deref_off[3];	/* added before each load */
+	__s64 final_offset;
+};
+
+/* pb_descriptor.flags */
+#define PB_DF_VALID		(1u << 0)	/* planned (not refused) */
+#define PB_DF_SHARED		(1u << 1)
+#define PB_DF_EXT_OWNED		(1u << 2)
+#define PB_DF_GEN_COUNTER	(1u << 3)	/* generation from a value */
+#define PB_DF_GUARD		(1u << 4)
+#define PB_DF_GUARD_SIGNED	(1u << 5)
+#define PB_DF_HAS_TARGET	(1u << 6)
+
+struct pb_descriptor {
+	__u8 kind;		/* enum pb_event_kind */
+	__u8 at;		/* enum pb_site_at */
+	__u8 res_class;		/* enum pb_res_class */
+	__u8 guard_op;		/* enum pb_cmp_op */
+	__u16 resource;
+	__u16 target_resource;	/* 0xffff = none */
+	__u32 flags;		/* PB_DF_* */
+	__u32 _pad;
+	__s64 guard_rhs;
+	struct pb_val_spec instance;
+	struct pb_val_spec units;
+	struct pb_val_spec target;
+	struct pb_val_spec generation;
+	struct pb_val_spec guard;
+};
+
+#endif

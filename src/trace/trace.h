@@ -1,0 +1,205 @@
+/* trace.h: the probity trace file (`probity record` writes it, `probity
+ * report` / `export` read it), on top of the shared framing in
+ * common/framing.h. docs/trace-format.md documents every byte.
+ *
+ *   header payload: struct trace_header (manifest SHA-256, target
+ *                   build-ids, clock id, start time, pid, flags)
+ *   chunks, in file order:
+ *     TRACE_CHUNK_MANIFEST  the manifest file's bytes (names offline)
+ *     TRACE_CHUNK_PLAN      descriptor -> site mapping (struct trace_plan_*)
+ *     then any mix of
+ *     TRACE_CHUNK_RECORDS   ring-buffer records as raw bytes (engine/events.h)
+ *     TRACE_CHUNK_SNAPSHOT  aggregate stats at one time (struct trace_snap_hdr)
+ *     TRACE_CHUNK_NOTE      one line of text (lost evidence, missing probes)
+ *     TRACE_CHUNK_END       clean end with totals (struct trace_end)
+ *
+ * All multi-byte fields are little-endian, fixed width. A file without
+ * TRACE_CHUNK_END was cut (SIGKILL, crash, full disk): the reader returns
+ * everything up to the last complete chunk and says so.
+ */
+#ifndef PROBITY_TRACE_H
+#define PROBITY_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/events.h"
+
+#define TRACE_MAGIC		"PBTRACE\0"	/* 8 bytes, NUL included */
+#define TRACE_VERSION		1
+#define TRACE_MAX_TARGETS	8
+
+enum trace_chunk_type {
+	TRACE_CHUNK_MANIFEST = 1,
+	TRACE_CHUNK_PLAN = 2,
+	TRACE_CHUNK_RECORDS = 3,
+	TRACE_CHUNK_SNAPSHOT = 4,
+	TRACE_CHUNK_NOTE = 5,
+	TRACE_CHUNK_END = 6,
+};
+
+/* trace_header.flags */
+#define TRACE_F_EVENTS		(1u << 0)	/* recorded with --events (records present) */
+#define TRACE_F_SPAWNED		(1u << 1)	/* target started by record (-- CMD) */
+
+struct trace_build_id {
+	uint32_t len;			/* bytes used in id[], 0 = none */
+	uint8_t id[64];
+};
+
+/* The header payload (after framing's 16 fixed bytes). 648 bytes. */
+struct trace_header {
+	uint8_t manifest_sha256[32];
+	uint32_t clock_id;		/* CLOCK_MONOTONIC (1): every ts_ns in the file */
+	uint32_t pid;			/* target tgid */
+	uint64_t start_mono_ns;		/* CLOCK_MONOTONIC at start */
+	uint64_t start_real_ns;		/* CLOCK_REALTIME at the same moment */
+	uint32_t flags;			/* TRACE_F_* */
+	uint32_t n_targets;		/* build_ids used */
+	uint32_t events_version;	/* PB_EVENTS_VERSION of the records */
+	uint32_t _pad;
+	struct trace_build_id build_ids[TRACE_MAX_TARGETS];	/* per plan target */
+};
+
+/* TRACE_CHUNK_PLAN payload: trace_plan_hdr, then n_descriptors x
+ * trace_plan_desc, then n_sites x trace_plan_site. */
+struct trace_plan_hdr {
+	uint32_t n_descriptors;		/* = manifest events */
+	uint32_t n_sites;
+	uint32_t n_resources;		/* = manifest resources */
+	uint32_t _pad;
+};
+
+struct trace_plan_desc {
+	uint32_t event;			/* manifest event index */
+	uint8_t confidence;		/* enum pb_confidence (effective) */
+	uint8_t status;			/* enum plan_desc_status: 0 ok, 1 refused */
+	uint16_t _pad;
+	uint32_t n_sites;
+	uint32_t _pad2;
+};
+
+#define TRACE_SITE_RETURN	(1u << 0)
+#define TRACE_SITE_USDT		(1u << 1)
+#define TRACE_SITE_STASH	(1u << 2)
+
+struct trace_plan_site {
+	uint32_t descriptor;
+	uint32_t target;		/* plan target index = header build_ids index */
+	uint32_t flags;			/* TRACE_SITE_* */
+	uint32_t _pad;
+	uint64_t vaddr;
+	uint64_t file_offset;
+	uint64_t cookie;
+};
+
+/* TRACE_CHUNK_SNAPSHOT payload: trace_snap_hdr, then n_desc x desc_size
+ * bytes (struct pb_desc_stats), n_res x res_size bytes (struct
+ * pb_res_stats), then engine_size bytes (struct pb_engine_stats). Sizes
+ * are stored so a newer writer's longer structs still read. Counters are
+ * cumulative since the start of the recording. */
+struct trace_snap_hdr {
+	uint64_t ts_ns;			/* CLOCK_MONOTONIC */
+	uint32_t n_desc;
+	uint32_t n_res;
+	uint32_t desc_size;
+	uint32_t res_size;
+	uint32_t engine_size;
+	uint32_t _pad;
+};
+
+/* TRACE_CHUNK_END payload. */
+enum trace_stop_reason {
+	TRACE_STOP_SIGNAL = 1,		/* SIGINT / SIGTERM */
+	TRACE_STOP_DURATION = 2,	/* -d elapsed */
+	TRACE_STOP_TARGET_EXIT = 3,
+	TRACE_STOP_ERROR = 4,
+};
+
+struct trace_end {
+	uint64_t end_mono_ns;
+	uint64_t records;		/* records written to the file */
+	uint64_t ringbuf_drops;		/* records the kernel could not reserve */
+	uint64_t snapshots;
+	uint32_t stop_reason;		/* enum trace_stop_reason */
+	int32_t target_status;		/* wait status of a spawned target, else -1 */
+};
+
+/* One snapshot as handed to the writer or returned by the reader. */
+struct trace_snapshot {
+	uint64_t ts_ns;
+	uint32_t n_desc;
+	uint32_t n_res;
+	const struct pb_desc_stats *desc;	/* n_desc entries */
+	const struct pb_res_stats *res;		/* n_res entries */
+	struct pb_engine_stats engine;
+};
+
+/* ---- writer ---- */
+
+struct trace_writer;
+struct plan;
+
+/* Create path (mode 0600, truncated) and write the header. NULL + errno. */
+struct trace_writer *trace_writer__create(const char *path, const struct trace_header *hdr);
+int trace_writer__manifest(struct trace_writer *w, const void *bytes, size_t len);
+int trace_writer__plan(struct trace_writer *w, const struct plan *p);
+/* Buffer one ring-buffer record (a whole record, hdr.size bytes); the
+ * buffer becomes one TRACE_CHUNK_RECORDS chunk when full or on flush. */
+int trace_writer__record(struct trace_writer *w, const void *rec, size_t len);
+int trace_writer__flush(struct trace_writer *w);
+int trace_writer__snapshot(struct trace_writer *w, const struct trace_snapshot *s);
+int trace_writer__note(struct trace_writer *w, const char *text);
+/* Flush, write TRACE_CHUNK_END. */
+int trace_writer__end(struct trace_writer *w, const struct trace_end *e);
+uint64_t trace_writer__records(const struct trace_writer *w);
+uint64_t trace_writer__bytes(const struct trace_writer *w);
+/* Close (flushing buffered records, without END if not ended). 0 or first
+ * error. Accepts NULL. */
+int trace_writer__close(struct trace_writer *w);
+
+/* ---- reader ---- */
+
+struct trace_reader;
+
+enum trace_item_type {
+	TRACE_ITEM_RECORD = 1,		/* item.rec, item.rec_len: one record */
+	TRACE_ITEM_SNAPSHOT = 2,	/* item.snap */
+	TRACE_ITEM_NOTE = 3,		/* item.note (NUL-terminated) */
+	TRACE_ITEM_END = 4,		/* item.end */
+};
+
+struct trace_item {
+	enum trace_item_type type;
+	const struct pb_rec_hdr *rec;	/* 8-byte aligned, valid until next call */
+	size_t rec_len;
+	struct trace_snapshot snap;	/* arrays valid until next call */
+	const char *note;
+	struct trace_end end;
+};
+
+/* Open path, check the header, and read the manifest and plan chunks.
+ * NULL + errno: EBADMSG not a trace / corrupt header or first chunks,
+ * EPROTONOSUPPORT newer version, or the open(2) errno. */
+struct trace_reader *trace_reader__open(const char *path);
+const struct trace_header *trace_reader__header(const struct trace_reader *r);
+/* The manifest bytes as recorded (NOT NUL-terminated; len in *len). */
+const void *trace_reader__manifest(const struct trace_reader *r, size_t *len);
+const struct trace_plan_desc *trace_reader__descriptors(const struct trace_reader *r, size_t *n);
+const struct trace_plan_site *trace_reader__sites(const struct trace_reader *r, size_t *n);
+size_t trace_reader__n_resources(const struct trace_reader *r);
+
+/* Next record / snapshot / note / end, in file order: 1 and *item, 0 at
+ * the end of the readable data (clean or cut: see trace_reader__ended),
+ * -errno on I/O error. Records with an unknown type are returned too
+ * (skip them by hdr.type); a malformed record size stops the chunk. */
+int trace_reader__next(struct trace_reader *r, struct trace_item *item);
+/* Back to the first item after the plan chunk. 0 or -errno. */
+int trace_reader__rewind(struct trace_reader *r);
+/* After next() returned 0: true when the file ended with TRACE_CHUNK_END. */
+bool trace_reader__ended_cleanly(const struct trace_reader *r);
+/* Why the file is cut ("chunk at offset N: truncated"), or NULL. */
+const char *trace_reader__cut_reason(const struct trace_reader *r);
+void trace_reader__free(struct trace_reader *r);
+
+#endif
