@@ -23,6 +23,8 @@ static const struct cmd main_cmds[] = {
 	{ "record",   do_record,   "record resource events and OS effects into a trace file" },
 	{ "report",   do_report,   "diagnose a trace: contention, leaks, churn, long holds" },
 	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
+	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
+	{ "watch",    do_watch,    "observe every BPF program load and link update on the machine" },
 	{ "version",  do_version,  "print the version and the libraries in use" },
 	{ 0 },
 };

@@ -1,0 +1,624 @@
+/* observer.c: user side of the independent observer (observer_api.h).
+ *
+ * Two sources, both time-stamped with CLOCK_MONOTONIC:
+ *  - the ring buffer of observer.bpf.c: one record per completed bpf()
+ *    PROG_LOAD / LINK_CREATE / LINK_UPDATE with the caller's pid and the
+ *    fds it got or passed; the fds are duplicated into this process with
+ *    pidfd_getfd(2), so a new program is captured while the loader still
+ *    holds it, and a link update names the link and both programs;
+ *  - perf side-band records (PERF_RECORD_BPF_EVENT, PERF_RECORD_KSYMBOL)
+ *    from a dummy software event per CPU: every program load and unload,
+ *    including loads whose syscall record was lost or whose loader is
+ *    gone (capture then goes by id, and may come too late: counted).
+ * Captures become receipts with provenance "unknown": the observer saw the
+ * result, not the decisions that produced it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "common/log.h"
+#include "receipts/receipts_int.h"
+#include "observe/observer.h"
+#include "observe/observer_api.h"
+#include "observer.skel.h"
+
+#ifndef PERF_RECORD_KSYMBOL
+#define PERF_RECORD_KSYMBOL 17
+#define PERF_RECORD_BPF_EVENT 18
+#endif
+
+struct perf_cpu {
+	int fd;
+	void *base;	/* metadata page + data pages */
+};
+
+struct obs_stats {
+	uint64_t syscalls, loads_seen, captured, captured_by_fd, captured_by_id;
+	uint64_t gone_before_capture, load_errors, link_creates, link_updates;
+	uint64_t link_unresolved, unloads, ksymbols, perf_lost, getfd_failed;
+	uint64_t log_errors, kernel_resolved;
+};
+
+struct pb_observer {
+	struct pb_store *s;
+	struct observer_bpf *skel;
+	struct ring_buffer *rb;
+	struct perf_cpu *cpus;
+	int ncpu;
+	size_t page, data_size;
+	int epfd;
+	json_t *progs;		/* "prog id" -> {generation_id, receipt} */
+	json_t *links;		/* "link id" -> prog id */
+	json_t *own;		/* "prog id" of the observer's own programs */
+	uint8_t *rec;		/* one perf record, unwrapped */
+	json_t *unreg;		/* BPF ksymbol unregisters since the last unload */
+	struct obs_stats st;
+};
+
+static int pidfd_getfd_of(uint32_t pid, int fd)
+{
+	int pidfd = syscall(SYS_pidfd_open, pid, 0), dup;
+
+	if (pidfd < 0)
+		return -errno;
+	dup = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (dup < 0)
+		dup = -errno;
+	close(pidfd);
+	return dup;
+}
+
+static uint32_t prog_id_of_fd(int fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_prog_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static void key_of(uint32_t id, char *k)
+{
+	snprintf(k, 16, "%u", id);
+}
+
+static void append(struct pb_observer *o, uint32_t kind, json_t *e)
+{
+	if (lifelog__append(o->s, kind, e, NULL))
+		o->st.log_errors++;
+	json_decref(e);
+}
+
+/* Capture prog fd (a dup we own) as a receipt + 'loaded' entry. */
+static void capture(struct pb_observer *o, int fd, uint32_t id, const char *via, json_t *loader,
+		    uint64_t seen_ns)
+{
+	char gen[PB_DIGEST_HEX_LEN], rec[PB_DIGEST_HEX_LEN], k[16];
+	json_t *entry = NULL;
+	int err;
+
+	key_of(id, k);
+	err = receipt__capture_unknown(o->s, fd, "observer", gen, rec, &entry);
+	if (err) {
+		o->st.gone_before_capture++;
+		append(o, LIFE_LOADED, json_pack("{s:I, s:s, s:s, s:O, s:I, s:s}", "prog_id", (json_int_t)id,
+						 "capture", "failed", "error", strerror(-err),
+						 "loader", loader ?: json_null(), "seen_mono_ns", (json_int_t)seen_ns,
+						 "source", "observer"));
+		json_object_set_new(o->progs, k, json_pack("{s:n}", "generation_id"));
+		return;
+	}
+	o->st.captured++;
+	if (!strcmp(via, "syscall-fd"))
+		o->st.captured_by_fd++;
+	else
+		o->st.captured_by_id++;
+	json_object_set_new(entry, "captured_via", json_string(via));
+	json_object_set(entry, "loader", loader ?: json_null());
+	json_object_set_new(entry, "seen_mono_ns", json_integer((json_int_t)seen_ns));
+	json_object_set_new(o->progs, k, json_pack("{s:s, s:s}", "generation_id", gen, "receipt", rec));
+	append(o, LIFE_LOADED, entry);
+}
+
+static bool known(struct pb_observer *o, uint32_t id)
+{
+	char k[16];
+
+	key_of(id, k);
+	return json_object_get(o->progs, k) || json_object_get(o->own, k);
+}
+
+static void capture_by_id(struct pb_observer *o, uint32_t id, uint64_t t)
+{
+	char k[16];
+	int fd;
+
+	if (known(o, id))
+		return;
+	o->st.loads_seen++;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0) {
+		o->st.gone_before_capture++;
+		key_of(id, k);
+		json_object_set_new(o->progs, k, json_pack("{s:n}", "generation_id"));
+		append(o, LIFE_LOADED, json_pack("{s:I, s:s, s:s, s:I, s:s}", "prog_id", (json_int_t)id,
+						 "capture", "gone", "error", strerror(errno),
+						 "seen_mono_ns", (json_int_t)t, "source", "observer"));
+		return;
+	}
+	capture(o, fd, id, "perf-bpf-event", NULL, t);
+	close(fd);
+}
+
+static json_t *gen_of(struct pb_observer *o, uint32_t id)
+{
+	char k[16];
+	json_t *g;
+
+	key_of(id, k);
+	g = json_object_get(json_object_get(o->progs, k), "generation_id");
+	return g ? json_incref(g) : json_null();
+}
+
+static json_t *loader_of(const struct obs_bpf_syscall *e)
+{
+	char comm[17];
+
+	memcpy(comm, e->comm, 16);
+	comm[16] = 0;
+	return json_pack("{s:I, s:I, s:s}", "pid", (json_int_t)e->pid, "tid", (json_int_t)e->tid,
+			 "comm", comm);
+}
+
+static void on_prog_load(struct pb_observer *o, const struct obs_bpf_syscall *e)
+{
+	json_t *loader;
+	uint32_t id;
+	int fd;
+
+	if (e->ret < 0) {
+		o->st.load_errors++;
+		return;
+	}
+	/* the loader's own fd first: it holds the program alive; if it is
+	 * already closed, the id the kernel side resolved */
+	fd = pidfd_getfd_of(e->pid, (int)e->ret);
+	if (fd >= 0) {
+		id = prog_id_of_fd(fd);
+		if (e->prog_id && id != e->prog_id) {	/* fd reused meanwhile */
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0) {
+		o->st.getfd_failed++;
+		id = e->prog_id;
+		if (!id || known(o, id))
+			return;		/* the perf record path may still capture it */
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0) {
+			capture_by_id(o, id, e->exit_ns);	/* logs and counts it as gone */
+			return;
+		}
+	}
+	id = prog_id_of_fd(fd);
+	if (id && !known(o, id)) {
+		o->st.loads_seen++;
+		loader = loader_of(e);
+		json_object_set_new(loader, "syscall_enter_mono_ns", json_integer((json_int_t)e->enter_ns));
+		json_object_set_new(loader, "syscall_exit_mono_ns", json_integer((json_int_t)e->exit_ns));
+		capture(o, fd, id, "syscall-fd", loader, e->exit_ns);
+		json_decref(loader);
+	}
+	close(fd);
+}
+
+static void on_link(struct pb_observer *o, const struct obs_bpf_syscall *e)
+{
+	bool create = e->cmd == OBS_CMD_LINK_CREATE;
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	uint32_t new_id = e->prog_id, old_id = 0, link_id = e->link_id, link_type = e->link_type;
+	json_t *entry, *prev;
+	int64_t ifindex = -1;
+	char k[16];
+	int lfd, pfd;
+
+	if (e->ret < 0 || !e->attr_ok)
+		return;
+	/* ids come from the kernel side; the fds (if still open) add the
+	 * attach point and let a program not captured yet be captured */
+	lfd = pidfd_getfd_of(e->pid, create ? (int)e->ret : (int)e->attr[0]);
+	if (lfd >= 0) {
+		memset(&info, 0, sizeof(info));
+		if (!bpf_link_get_info_by_fd(lfd, &info, &len) && (!link_id || info.id == link_id)) {
+			link_id = info.id;
+			link_type = info.type;
+			if (info.type == BPF_LINK_TYPE_XDP)
+				ifindex = info.xdp.ifindex;
+			else if (info.type == BPF_LINK_TYPE_TCX)
+				ifindex = info.tcx.ifindex;
+			if (!new_id)
+				new_id = info.prog_id;
+		}
+		close(lfd);
+	}
+	if (!link_id) {
+		o->st.link_unresolved++;
+		return;
+	}
+	if (!new_id)
+		new_id = e->link_prog_id;
+	if (new_id && !known(o, new_id)) {
+		pfd = pidfd_getfd_of(e->pid, create ? (int)e->attr[0] : (int)e->attr[1]);
+		if (pfd >= 0 && prog_id_of_fd(pfd) != new_id) {
+			close(pfd);
+			pfd = -1;
+		}
+		if (pfd < 0)
+			pfd = bpf_prog_get_fd_by_id(new_id);
+		if (pfd >= 0) {
+			o->st.loads_seen++;
+			capture(o, pfd, new_id, "syscall-fd", NULL, e->exit_ns);
+			close(pfd);
+		}
+	}
+	key_of(link_id, k);
+	prev = json_object_get(o->links, k);
+	old_id = prev ? (uint32_t)json_integer_value(prev) : 0;
+	if (create)
+		o->st.link_creates++;
+	else
+		o->st.link_updates++;
+	entry = json_pack("{s:s, s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:I, s:I}",
+			  "op", create ? "create" : "update",
+			  "link_id", (json_int_t)link_id, "link_type", (json_int_t)link_type,
+			  "old_prog_id", old_id ? json_integer(old_id) : json_null(),
+			  "new_prog_id", (json_int_t)new_id,
+			  "old_generation_id", old_id ? gen_of(o, old_id) : json_null(),
+			  "new_generation_id", gen_of(o, new_id),
+			  "caller", loader_of(e),
+			  "syscall_enter_mono_ns", (json_int_t)e->enter_ns,
+			  "syscall_exit_mono_ns", (json_int_t)e->exit_ns);
+	if (ifindex >= 0)
+		json_object_set_new(entry, "ifindex", json_integer(ifindex));
+	/* filed under the installed generation, so `receipts log -g` finds it */
+	if (json_is_string(json_object_get(entry, "new_generation_id")))
+		json_object_set(entry, "generation_id", json_object_get(entry, "new_generation_id"));
+	json_object_set_new(o->links, k, json_integer(new_id));
+	append(o, LIFE_LINK_UPDATED, entry);
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct pb_observer *o = ctx;
+	const struct obs_bpf_syscall *e = data;
+
+	if (size < sizeof(*e) || e->type != OBS_EV_BPF_SYSCALL || e->version != OBS_EV_VERSION)
+		return 0;
+	o->st.syscalls++;
+	if (e->prog_id || e->link_id)
+		o->st.kernel_resolved++;
+	switch (e->cmd) {
+	case OBS_CMD_PROG_LOAD: on_prog_load(o, e); break;
+	case OBS_CMD_LINK_CREATE:
+	case OBS_CMD_LINK_UPDATE: on_link(o, e); break;
+	}
+	return 0;
+}
+
+static void on_unload(struct pb_observer *o, uint32_t id, uint64_t t)
+{
+	char k[16];
+
+	key_of(id, k);
+	if (json_object_get(o->own, k))
+		return;
+	o->st.unloads++;
+	/* the kernel unregisters a program's JIT symbols just before its
+	 * PROG_UNLOAD record: they close its address intervals */
+	append(o, LIFE_UNLOADED, json_pack("{s:I, s:o, s:I, s:s, s:O}", "prog_id", (json_int_t)id,
+					   "generation_id", gen_of(o, id), "perf_mono_ns", (json_int_t)t,
+					   "source", "observer", "ksymbols_unregistered", o->unreg));
+	json_array_clear(o->unreg);
+	/* the id -> generation mapping stays: a link-update record naming
+	 * this program may still be on its way through the other source
+	 * (prog ids are allocated cyclically, not reused soon) */
+}
+
+/* One side-band record; with sample_id_all + PERF_SAMPLE_TIME the last 8
+ * bytes are its CLOCK_MONOTONIC time. */
+static void on_perf_record(struct pb_observer *o, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	uint64_t t = 0;
+
+	if (h->size >= sizeof(*h) + 8)
+		memcpy(&t, (const uint8_t *)h + h->size - 8, 8);
+	switch (h->type) {
+	case PERF_RECORD_LOST: {
+		uint64_t lost;
+
+		memcpy(&lost, p + 8, 8);
+		o->st.perf_lost += lost;
+		break;
+	}
+	case PERF_RECORD_KSYMBOL: {
+		uint64_t addr;
+		uint32_t len;
+		uint16_t ktype, kflags;
+		char a[24], name[128];
+		size_t max = h->size - sizeof(*h) - 16;
+
+		o->st.ksymbols++;
+		memcpy(&addr, p, 8);
+		memcpy(&len, p + 8, 4);
+		memcpy(&ktype, p + 12, 2);
+		memcpy(&kflags, p + 14, 2);
+		if (ktype != PERF_RECORD_KSYMBOL_TYPE_BPF || !(kflags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER))
+			break;
+		snprintf(name, sizeof(name), "%.*s", (int)(max < sizeof(name) ? max : sizeof(name) - 1),
+			 (const char *)p + 16);
+		snprintf(a, sizeof(a), "0x%llx", (unsigned long long)addr);
+		if (json_array_size(o->unreg) < 256)
+			json_array_append_new(o->unreg, json_pack("{s:s, s:I, s:s, s:I}", "addr", a, "len",
+								  (json_int_t)len, "name", name,
+								  "mono_ns", (json_int_t)t));
+		break;
+	}
+	case PERF_RECORD_BPF_EVENT: {
+		uint16_t type;
+		uint32_t id;
+
+		memcpy(&type, p, 2);
+		memcpy(&id, p + 4, 4);
+		if (type == PERF_BPF_EVENT_PROG_LOAD)
+			capture_by_id(o, id, t);
+		else if (type == PERF_BPF_EVENT_PROG_UNLOAD)
+			on_unload(o, id, t);
+		break;
+	}
+	}
+}
+
+static void drain_perf(struct pb_observer *o, struct perf_cpu *c)
+{
+	struct perf_event_mmap_page *m = c->base;
+	uint8_t *data = (uint8_t *)c->base + o->page;
+	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = m->data_tail;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		size_t off = tail % o->data_size, i;
+
+		for (i = 0; i < sizeof(h); i++)
+			((uint8_t *)&h)[i] = data[(off + i) % o->data_size];
+		if (h.size < sizeof(h) || h.size > o->data_size)
+			break;
+		for (i = 0; i < h.size; i++)
+			o->rec[i] = data[(off + i) % o->data_size];
+		on_perf_record(o, (struct perf_event_header *)o->rec);
+		tail += h.size;
+	}
+	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static int open_perf(struct pb_observer *o, unsigned int pages)
+{
+	struct perf_event_attr attr;
+	struct epoll_event ev;
+	int cpu;
+
+	o->ncpu = libbpf_num_possible_cpus();
+	if (o->ncpu <= 0)
+		return o->ncpu ?: -EINVAL;
+	o->cpus = calloc(o->ncpu, sizeof(*o->cpus));
+	o->page = sysconf(_SC_PAGESIZE);
+	o->data_size = o->page * pages;
+	o->rec = malloc(o->data_size);
+	if (!o->cpus || !o->rec)
+		return -ENOMEM;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.ksymbol = 1;
+	attr.bpf_event = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	attr.watermark = 1;
+	attr.wakeup_watermark = 1;
+	for (cpu = 0; cpu < o->ncpu; cpu++) {
+		struct perf_cpu *c = &o->cpus[cpu];
+
+		c->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (c->fd < 0) {
+			if (errno == ENODEV || errno == EINVAL) {	/* offline CPU */
+				c->fd = -1;
+				continue;
+			}
+			return -errno;
+		}
+		c->base = mmap(NULL, o->page + o->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+		if (c->base == MAP_FAILED) {
+			c->base = NULL;
+			return -errno;
+		}
+		ev.events = EPOLLIN;
+		ev.data.u32 = cpu + 1;
+		if (epoll_ctl(o->epfd, EPOLL_CTL_ADD, c->fd, &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+static void note_own_progs(struct pb_observer *o)
+{
+	struct bpf_program *p;
+	char k[16];
+
+	bpf_object__for_each_program(p, o->skel->obj) {
+		uint32_t id = prog_id_of_fd(bpf_program__fd(p));
+
+		if (id) {
+			key_of(id, k);
+			json_object_set_new(o->own, k, json_true());
+		}
+	}
+}
+
+int pb_observer__new(const struct pb_observer_opts *opts, struct pb_observer **out)
+{
+	struct pb_observer *o;
+	unsigned int pages = 16;
+	struct epoll_event ev;
+	int err;
+
+	*out = NULL;
+	if (!opts || !opts->store)
+		return -EINVAL;
+	if (opts->sz > offsetof(struct pb_observer_opts, perf_pages) && opts->perf_pages)
+		pages = opts->perf_pages;
+	if (pages & (pages - 1))
+		return -EINVAL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->s = opts->store;
+	o->epfd = epoll_create1(EPOLL_CLOEXEC);
+	o->progs = json_object();
+	o->links = json_object();
+	o->own = json_object();
+	o->unreg = json_array();
+	if (o->epfd < 0 || !o->progs || !o->links || !o->own || !o->unreg) {
+		err = o->epfd < 0 ? -errno : -ENOMEM;
+		goto fail;
+	}
+	o->skel = observer_bpf__open();
+	if (!o->skel) {
+		err = -errno;
+		goto fail;
+	}
+	o->skel->rodata->self_tgid = getpid();
+	err = observer_bpf__load(o->skel);
+	if (err)
+		goto fail;
+	note_own_progs(o);
+	/* side-band readers before the tracepoints: no load falls between */
+	err = open_perf(o, pages);
+	if (err)
+		goto fail;
+	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.obs_events), on_ringbuf, o, NULL);
+	if (!o->rb) {
+		err = -errno;
+		goto fail;
+	}
+	ev.events = EPOLLIN;
+	ev.data.u32 = 0;
+	if (epoll_ctl(o->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(o->rb), &ev)) {
+		err = -errno;
+		goto fail;
+	}
+	err = observer_bpf__attach(o->skel);
+	if (err)
+		goto fail;
+	append(o, LIFE_OBSERVER, json_pack("{s:s, s:i}", "event", "start", "cpus", o->ncpu));
+	*out = o;
+	return 0;
+fail:
+	pb_observer__free(o);
+	return err;
+}
+
+int pb_observer__poll(struct pb_observer *o, int timeout_ms)
+{
+	struct epoll_event evs[16];
+	int n, i;
+
+	n = epoll_wait(o->epfd, evs, 16, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	/* syscall records first: they can capture through the caller's fd,
+	 * before the perf path would have to go by id */
+	ring_buffer__consume(o->rb);
+	for (i = 0; i < o->ncpu; i++)
+		if (o->cpus[i].base)
+			drain_perf(o, &o->cpus[i]);
+	return 0;
+}
+
+json_t *pb_observer__stats(const struct pb_observer *o)
+{
+	const struct obs_stats *s = &o->st;
+
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+			 "bpf_syscalls", (json_int_t)s->syscalls,
+			 "ids_resolved_in_kernel", (json_int_t)s->kernel_resolved,
+			 "loads_seen", (json_int_t)s->loads_seen,
+			 "captured", (json_int_t)s->captured,
+			 "captured_by_fd", (json_int_t)s->captured_by_fd,
+			 "captured_by_id", (json_int_t)s->captured_by_id,
+			 "link_creates", (json_int_t)s->link_creates,
+			 "link_updates", (json_int_t)s->link_updates,
+			 "unloads", (json_int_t)s->unloads,
+			 "ksymbol_records", (json_int_t)s->ksymbols,
+			 "failed_loads", (json_int_t)s->load_errors,
+			 "missed",
+			 "gone_before_capture", (json_int_t)s->gone_before_capture,
+			 "perf_records_lost", (json_int_t)s->perf_lost,
+			 "ringbuf_dropped", (json_int_t)(o->skel && o->skel->bss ? o->skel->bss->obs_dropped : 0),
+			 "syscalls_not_followed", (json_int_t)(o->skel && o->skel->bss ? o->skel->bss->obs_pending_full : 0),
+			 "fd_not_duplicated", (json_int_t)s->getfd_failed,
+			 "links_unresolved", (json_int_t)s->link_unresolved,
+			 "log_write_errors", (json_int_t)s->log_errors);
+}
+
+int pb_observer__finish(struct pb_observer *o)
+{
+	json_t *e;
+	int err;
+
+	pb_observer__poll(o, 0);
+	e = json_pack("{s:s, s:o}", "event", "stop", "stats", pb_observer__stats(o));
+	err = lifelog__append(o->s, LIFE_OBSERVER, e, NULL);
+	json_decref(e);
+	return err;
+}
+
+void pb_observer__free(struct pb_observer *o)
+{
+	int i;
+
+	if (!o)
+		return;
+	ring_buffer__free(o->rb);
+	observer_bpf__destroy(o->skel);
+	for (i = 0; o->cpus && i < o->ncpu; i++) {
+		if (o->cpus[i].base)
+			munmap(o->cpus[i].base, o->page + o->data_size);
+		if (o->cpus[i].fd > 0)
+			close(o->cpus[i].fd);
+	}
+	free(o->cpus);
+	free(o->rec);
+	if (o->epfd >= 0)
+		close(o->epfd);
+	json_decref(o->progs);
+	json_decref(o->links);
+	json_decref(o->own);
+	json_decref(o->unreg);
+	free(o);
+}
