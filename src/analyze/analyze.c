@@ -406,6 +406,7 @@ int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_
 		struct pb_rec_block b;
 		struct pb_rec_fault f;
 		struct pb_rec_exit e;
+		struct pb_rec_violation v;
 	} u;
 	static const size_t need[PB_REC__MAX] = {
 		[PB_REC_RESOURCE] = sizeof(struct pb_rec_resource),
@@ -414,6 +415,8 @@ int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_
 		[PB_REC_BLOCK_IO] = sizeof(struct pb_rec_block),
 		[PB_REC_FAULT] = sizeof(struct pb_rec_fault),
 		[PB_REC_EXIT] = sizeof(struct pb_rec_exit),
+		/* counted only: the confidence controller reads these */
+		[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
 	};
 	struct an_point p = { 0 };
 	int err = 0;
@@ -429,8 +432,8 @@ int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_
 	memcpy(&u.h, rec, sizeof(u.h));	/* records may sit unaligned in a chunk */
 	if (u.h.type == 0 || u.h.type >= PB_REC__MAX || u.h.version < 1 ||
 	    u.h.version > PB_EVENTS_VERSION) {
-		/* versions 1 and 2 share every record layout (2 changed only
-		 * snapshot counters) */
+		/* versions 1 to 3 share every record layout (2 changed only
+		 * snapshot counters, 3 added PB_REC_VIOLATION) */
 		a->c.unknown_type++;
 		return -EINVAL;
 	}
@@ -474,6 +477,7 @@ int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_
 		err = an_vec_push(&a->faults, &p, a->o.max_items, &a->c.truncated);
 		break;
 	case PB_REC_EXIT:
+	case PB_REC_VIOLATION:
 		break;
 	}
 	if (err)

@@ -12,10 +12,17 @@ static int load_items(struct loaded_trace *lt)
 	while ((ret = trace_reader__next(lt->reader, &it)) > 0) {
 		switch (it.type) {
 		case TRACE_ITEM_RECORD:
+			if (it.rec_len >= sizeof(*it.rec) && it.rec->type == PB_REC_VIOLATION) {
+				confidence__sample(lt->conf, (const void *)it.rec, it.rec_len);
+				break;
+			}
 			/* unknown or malformed records are counted by the analysis */
 			analysis__add_record(lt->analysis, it.rec, it.rec_len);
 			break;
 		case TRACE_ITEM_SNAPSHOT:
+			ret = confidence__snapshot(lt->conf, it.snap.ts_ns, it.snap.desc, it.snap.n_desc);
+			if (ret == -ENOMEM)
+				return ret;
 			ret = analysis__add_snapshot(lt->analysis, it.snap.ts_ns, it.snap.desc,
 						     it.snap.n_desc, it.snap.res, it.snap.n_res,
 						     &it.snap.engine);
@@ -39,6 +46,27 @@ static int load_items(struct loaded_trace *lt)
 		}
 	}
 	return ret;
+}
+
+/* The controller starts from the plan's effective confidence; an attach to
+ * a running process gets record's grace (instances may predate it). */
+static int start_confidence(struct loaded_trace *lt)
+{
+	struct confidence_opts co = { .sz = sizeof(co) };
+	enum pb_confidence *init;
+	size_t i;
+
+	init = calloc(lt->n_descs ? lt->n_descs : 1, sizeof(*init));
+	if (!init)
+		return -ENOMEM;
+	for (i = 0; i < lt->n_descs; i++)
+		init[i] = lt->descs[i].confidence <= PB_CONF_DEGRADED ?
+			  (enum pb_confidence)lt->descs[i].confidence : PB_CONF_CANDIDATE;
+	if (!(lt->header.flags & TRACE_F_SPAWNED))
+		co.grace_ns = CONFIDENCE_ATTACH_GRACE_NS;
+	lt->conf = confidence__new(lt->n_descs, init, &co);
+	free(init);
+	return lt->conf ? 0 : -errno;
 }
 
 int loaded_trace__load(struct loaded_trace *lt, const char *path,
@@ -78,13 +106,27 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 	}
 	/* the plan's effective confidence (e.g. degraded by --rebind) */
 	pd = trace_reader__descriptors(lt->reader, &n);
+	lt->descs = pd;
+	lt->n_descs = pd ? n : 0;
 	for (i = 0; pd && i < n; i++)
 		if (pd[i].event < lt->manifest->n_events && pd[i].confidence <= PB_CONF_DEGRADED)
 			analysis__set_confidence(lt->analysis, pd[i].event, pd[i].confidence);
+	err = start_confidence(lt);
+	if (err) {
+		snprintf(lt->error, sizeof(lt->error), "confidence: %s", strerror(-err));
+		return err;
+	}
 	err = load_items(lt);
 	if (err < 0) {
 		snprintf(lt->error, sizeof(lt->error), "%s: %s", path, strerror(-err));
 		return err;
+	}
+	/* what the run showed overrides what the plan believed */
+	for (i = 0; i < lt->n_descs; i++) {
+		enum pb_confidence st = confidence__state(lt->conf, (uint32_t)i);
+
+		if (pd[i].event < lt->manifest->n_events && st != confidence__initial(lt->conf, (uint32_t)i))
+			analysis__set_confidence(lt->analysis, pd[i].event, st);
 	}
 	if (!trace_reader__ended_cleanly(lt->reader)) {
 		const char *why = trace_reader__cut_reason(lt->reader);
@@ -118,6 +160,7 @@ void loaded_trace__free(struct loaded_trace *lt)
 	if (!lt)
 		return;
 	analysis__free(lt->analysis);
+	confidence__free(lt->conf);
 	manifest__free(lt->manifest);
 	trace_reader__free(lt->reader);
 	free(lt->cut_reason);

@@ -3,6 +3,13 @@
  * descriptor, every record and snapshot -- for `probity report` and
  * `probity export`. A trace cut short (SIGKILL) loads up to its last
  * complete chunk; `cut_reason` says why it stopped.
+ *
+ * The snapshots and violation samples are also replayed through the
+ * confidence controller (validate/confidence.h) with the thresholds
+ * `record` used; its final state per descriptor is handed to the analysis
+ * (analysis__set_confidence) before the findings are computed, so a
+ * finding resting on a descriptor that went suspect or stale reads
+ * "model suspect/stale". Violation records are not passed to the analysis.
  */
 #ifndef PROBITY_TRACE_LOAD_H
 #define PROBITY_TRACE_LOAD_H
@@ -10,6 +17,7 @@
 #include <stdbool.h>
 #include "analyze/analyze.h"
 #include "trace/trace.h"
+#include "validate/confidence.h"
 
 #define TRACE_LOAD_MAX_NOTES	32
 
@@ -17,6 +25,9 @@ struct loaded_trace {
 	struct trace_reader *reader;
 	struct manifest *manifest;
 	struct analysis *analysis;
+	struct confidence *conf;	/* indexed by plan descriptor */
+	const struct trace_plan_desc *descs;	/* plan descriptors (owned by reader) */
+	size_t n_descs;
 	struct trace_header header;
 	bool ended;			/* TRACE_CHUNK_END seen */
 	struct trace_end end;		/* valid when ended */

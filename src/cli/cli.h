@@ -44,5 +44,6 @@ int do_report(int argc, char **argv);		/* src/cli/report.c */
 int do_export(int argc, char **argv);		/* src/cli/export.c */
 int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
 int do_watch(int argc, char **argv);		/* src/cli/watch.c */
+int do_health(int argc, char **argv);		/* src/cli/health.c */
 
 #endif

@@ -21,6 +21,7 @@ static const struct cmd main_cmds[] = {
 	{ "manifest", do_manifest, "check a resource manifest (lint)" },
 	{ "plan",     do_plan,     "compile a manifest into an attach plan for a binary or process" },
 	{ "record",   do_record,   "record resource events and OS effects into a trace file" },
+	{ "health",   do_health,   "per-descriptor confidence of a recording, live or from a trace" },
 	{ "report",   do_report,   "diagnose a trace: contention, leaks, churn, long holds" },
 	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
 	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
@@ -52,8 +53,9 @@ static void usage(FILE *out)
 		"  -V, --version  print the version\n"
 		"-j, --pretty and -v may also follow the command (before any '--').\n"
 		"\n"
-		"Exit status: 0 ok, 1 findings (lint errors, refused plan), 2 usage or\n"
-		"unreadable input, 3 runtime failure.\n"
+		"Exit status: 0 ok, 1 findings (lint errors, refused plan, suspect or stale\n"
+		"descriptors), 2 usage or unreadable input, 3 runtime failure, 4 'record'\n"
+		"recorded but some descriptor went stale.\n"
 		"Run '%s COMMAND --help' for a command's options; see probity(1).\n",
 		bin_name);
 }

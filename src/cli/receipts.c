@@ -270,7 +270,7 @@ static json_t *intervals(json_t *entries, const char *gen)
 	size_t i;
 
 	json_array_foreach(entries, i, e) {
-		const char *k = jstr(e, "kind");
+		const char *k = jstr(e, "kind") ?: "";
 		bool mine = !strcmp(jstr(e, "generation_id") ?: "", gen);
 		bool lu = !strcmp(k, "link-updated");
 		/* observer entries carry syscall times in CLOCK_MONOTONIC only:
@@ -335,7 +335,7 @@ static void print_steps(const char *label, const json_t *arr)
 	if (!json_array_size(arr))
 		printf("  %-18s (none)\n", label);
 	json_array_foreach(arr, i, v) {
-		printf("  %-18s %s: %s", label, jstr(v, "id"), jstr(v, "description") ?: "");
+		printf("  %-18s %s: %s", label, jstr(v, "id") ?: "?", jstr(v, "description") ?: "");
 		if (jstr(v, "evidence"))
 			printf(" [evidence %.16s]", jstr(v, "evidence"));
 		putchar('\n');

@@ -21,11 +21,13 @@
 #include "contract/plan.h"
 #include "engine/engine.h"
 #include "trace/trace.h"
+#include "validate/confidence.h"
 
 #define MAX_BINARIES		16
 #define DEFAULT_OUTPUT		"probity.trace"
 #define DEFAULT_INTERVAL_MS	250
 #define POLL_MS			50
+#define EXIT_STALE		4	/* recorded; some descriptor went stale */
 
 struct record_args {
 	const char *manifest;
@@ -47,6 +49,7 @@ struct recorder {
 	struct diags *diags;
 	struct engine *e;
 	struct trace_writer *w;
+	struct confidence *conf;	/* runtime validation (docs/validation.md) */
 	pid_t child;			/* spawned target, 0 if none */
 	int go_fd;			/* write end of the child's start pipe */
 	int child_status;
@@ -96,8 +99,13 @@ static void record_help(FILE *out)
 		"event is missed); it must be (or exec) the manifest's target binary. When\n"
 		"the recording stops before CMD exits, CMD gets SIGTERM.\n"
 		"\n"
+		"Every snapshot also judges each descriptor's runtime invariants (double\n"
+		"ACQUIRE, RELEASE/USE of an instance not active, overlapping generations);\n"
+		"confidence changes go to the trace ('probity health', docs/validation.md).\n"
+		"\n"
 		"Exit status: 0 recorded; 1 plan refused (see 'plan'); 2 usage error or\n"
-		"unreadable manifest; 3 runtime failure (BPF load/attach, I/O).\n",
+		"unreadable manifest; 3 runtime failure (BPF load/attach, I/O); 4 recorded,\n"
+		"but some descriptor went stale (the model no longer holds).\n",
 		bin_name, DEFAULT_OUTPUT, DEFAULT_INTERVAL_MS);
 }
 
@@ -375,10 +383,55 @@ static int open_trace(struct recorder *r)
 static int write_record(const void *rec, size_t len, void *ctx)
 {
 	struct recorder *r = ctx;
+	const struct pb_rec_hdr *h = rec;
 
+	if (len >= sizeof(*h) && h->type == PB_REC_VIOLATION)
+		confidence__sample(r->conf, rec, len);
 	if (trace_writer__record(r->w, rec, len))
 		r->write_errors++;
 	return 0;
+}
+
+static int start_confidence(struct recorder *r)
+{
+	struct confidence_opts co = { .sz = sizeof(co) };
+	enum pb_confidence *init = calloc(r->p->n_descriptors + 1, sizeof(*init));
+	size_t i;
+
+	if (!init)
+		return -ENOMEM;
+	for (i = 0; i < r->p->n_descriptors; i++)
+		init[i] = r->p->descriptors[i].confidence;
+	if (!r->child)	/* instances may predate the attach (report uses the same) */
+		co.grace_ns = CONFIDENCE_ATTACH_GRACE_NS;
+	r->conf = confidence__new(r->p->n_descriptors, init, &co);
+	free(init);
+	return r->conf ? 0 : -errno;
+}
+
+/* Judge the snapshot's windows; each confidence change becomes a note
+ * "confidence: ID FROM -> TO: REASON" in the trace and a warning. */
+static void judge_snapshot(struct recorder *r)
+{
+	const struct confidence_change *ch;
+	size_t n, before, i;
+	char note[512];
+
+	confidence__changes(r->conf, &before);
+	if (confidence__snapshot(r->conf, r->snap.ts_ns, r->snap.desc, r->snap.n_desc) <= 0)
+		return;
+	ch = confidence__changes(r->conf, &n);
+	for (i = before; i < n; i++) {
+		const char *id = r->m->events[r->p->descriptors[ch[i].descriptor].event].id;
+
+		snprintf(note, sizeof(note), "confidence: %s %s -> %s: %s", id,
+			 pb_confidence_str(ch[i].from), pb_confidence_str(ch[i].to), ch[i].reason);
+		if (trace_writer__note(r->w, note))
+			r->write_errors++;
+		if (r->tty)
+			fprintf(stderr, "\r\033[K");
+		p_warn("%s", note);
+	}
 }
 
 static int take_snapshot(struct recorder *r)
@@ -397,6 +450,7 @@ static int take_snapshot(struct recorder *r)
 	err = trace_writer__snapshot(r->w, &s);
 	if (err)
 		r->write_errors++;
+	judge_snapshot(r);
 	r->snapshots++;
 	r->last_snap_ns = r->snap.ts_ns;
 	return 0;
@@ -482,9 +536,8 @@ static enum trace_stop_reason record_loop(struct recorder *r)
 	for (;;) {
 		uint64_t now;
 
-		if (r->a.events)
-			engine__poll(r->e, POLL_MS, write_record, r);
-		else
+		/* without --events only violation samples come */
+		if (engine__poll(r->e, POLL_MS, write_record, r) < 0)
 			nanosleep(&nap, NULL);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (now - r->last_snap_ns >= interval) {
@@ -518,9 +571,8 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 	char note[256];
 	int err;
 
-	if (r->a.events)
-		while (engine__poll(r->e, 0, write_record, r) > 0)
-			;
+	while (engine__poll(r->e, 0, write_record, r) > 0)
+		;
 	err = take_snapshot(r);
 	if (err)
 		return err;
@@ -574,6 +626,42 @@ static void stop_child(struct recorder *r)
 	r->child_reaped = true;
 }
 
+/* descriptors whose confidence changed: {id: {state, reason}} */
+static json_t *confidence_json(const struct recorder *r)
+{
+	json_t *o = json_object();
+	uint32_t i;
+
+	for (i = 0; o && i < r->p->n_descriptors; i++) {
+		enum pb_confidence st = confidence__state(r->conf, i);
+
+		if (st == confidence__initial(r->conf, i))
+			continue;
+		json_object_set_new(o, r->m->events[r->p->descriptors[i].event].id,
+			json_pack("{s:s, s:s?}", "state", pb_confidence_str(st),
+				  "reason", confidence__reason(r->conf, i)));
+	}
+	return o;
+}
+
+static void print_confidence(const struct recorder *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->p->n_descriptors; i++) {
+		enum pb_confidence st = confidence__state(r->conf, i);
+
+		if (st == confidence__initial(r->conf, i))
+			continue;
+		printf("confidence: %s is %s (%s)\n",
+		       r->m->events[r->p->descriptors[i].event].id, pb_confidence_str(st),
+		       confidence__reason(r->conf, i) ? confidence__reason(r->conf, i) : "");
+	}
+	if (confidence__any_stale(r->conf))
+		p_warn("the manifest's model no longer holds for a stale descriptor; "
+		       "findings resting on it read 'model stale' (see '%s health')", bin_name);
+}
+
 static void print_summary(struct recorder *r, enum trace_stop_reason why)
 {
 	uint64_t ev = total_events(&r->snap), wait_ns = 0;
@@ -584,7 +672,7 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 	if (r->tty)
 		fprintf(stderr, "\r\033[K");
 	if (json_output) {
-		json_print_and_free(json_pack(
+		json_t *o = json_pack(
 			"{s:s, s:i, s:f, s:I, s:I, s:I, s:I, s:s, s:s?, s:I, s:o}",
 			"file", r->a.output, "pid", (int)(r->child ? r->child : r->a.pid),
 			"duration_s", dur, "events", (json_int_t)ev,
@@ -598,7 +686,11 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 				"thread_map_full", (json_int_t)es->thread_map_full,
 				"span_overflow", (json_int_t)es->span_overflow,
 				"return_without_entry", (json_int_t)es->stash_missing,
-				"write_errors", (json_int_t)r->write_errors)));
+				"write_errors", (json_int_t)r->write_errors));
+
+		if (o)
+			json_object_set_new(o, "confidence", confidence_json(r));
+		json_print_and_free(o);
 		return;
 	}
 	printf("recorded %llu events in %.2f s from pid %d (stopped by %s): %llu records, "
@@ -623,11 +715,13 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 		       (unsigned long long)es->stash_missing);
 	if (r->write_errors)
 		p_warn("%llu trace writes failed", (unsigned long long)r->write_errors);
+	print_confidence(r);
 }
 
 static void recorder_cleanup(struct recorder *r)
 {
 	engine__free(r->e);
+	confidence__free(r->conf);
 	stop_child(r);
 	trace_writer__close(r->w);
 	plan__free(r->p);
@@ -668,6 +762,10 @@ int do_record(int argc, char **argv)
 	}
 	if (open_trace(&r))
 		goto out;
+	if (start_confidence(&r)) {
+		p_err("cannot start the confidence controller: %s", strerror(errno));
+		goto out;
+	}
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -691,7 +789,8 @@ int do_record(int argc, char **argv)
 		goto out;
 	}
 	print_summary(&r, why);
-	ret = why == TRACE_STOP_ERROR ? EXIT_FAILURE_RT : EXIT_OK;
+	ret = why == TRACE_STOP_ERROR ? EXIT_FAILURE_RT :
+	      confidence__any_stale(r.conf) ? EXIT_STALE : EXIT_OK;
 out:
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

@@ -20,9 +20,11 @@ static void report_help(FILE *out)
 		"(acquire/release cycles without USE) and long holds that made others\n"
 		"wait. Findings are ranked by score (severity x certainty), top first;\n"
 		"each cites its evidence and the confidence of the descriptors it rests\n"
-		"on. A finding on a suspect or stale descriptor reads 'model suspect' or\n"
-		"'model stale', never leak or contention. docs/report.md explains the\n"
-		"scores.\n"
+		"on. A descriptor's confidence is the plan's, lowered to suspect or stale\n"
+		"when its runtime invariants broke during the recording (see 'health',\n"
+		"docs/validation.md); a finding on a suspect or stale descriptor reads\n"
+		"'model suspect' or 'model stale', never leak or contention.\n"
+		"docs/report.md explains the scores.\n"
 		"\n"
 		"Options:\n"
 		"  -n, --top N          show only the first N findings (default: all)\n"
@@ -126,6 +128,61 @@ static void print_trace_facts(const struct loaded_trace *lt, const char *path, F
 		fprintf(out, "note: %s\n", lt->notes[i]);
 }
 
+static const char *desc_id(const struct loaded_trace *lt, uint32_t i)
+{
+	uint32_t ev = lt->descs[i].event;
+
+	return ev < lt->manifest->n_events ? lt->manifest->events[ev].id : "?";
+}
+
+static uint64_t desc_violations(const struct loaded_trace *lt, uint32_t i)
+{
+	uint64_t n = 0;
+	int k;
+
+	for (k = 0; k < PB_INV__COUNT; k++)
+		n += confidence__violations(lt->conf, i, k);
+	return n;
+}
+
+/* runtime confidence per descriptor (docs/validation.md), as replayed from
+ * the trace: every descriptor, with the reason of its last change */
+static json_t *confidence_json(const struct loaded_trace *lt)
+{
+	json_t *a = json_array();
+	uint32_t i;
+
+	for (i = 0; a && i < lt->n_descs; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:I, s:s?}",
+			"id", desc_id(lt, i),
+			"initial", pb_confidence_str(confidence__initial(lt->conf, i)),
+			"state", pb_confidence_str(confidence__state(lt->conf, i)),
+			"violations", (json_int_t)desc_violations(lt, i),
+			"reason", confidence__reason(lt->conf, i)));
+	return a;
+}
+
+/* only what changed or broke an invariant; silence means all held */
+static void print_confidence(const struct loaded_trace *lt, FILE *out)
+{
+	uint32_t i, shown = 0;
+
+	for (i = 0; i < lt->n_descs; i++) {
+		enum pb_confidence st = confidence__state(lt->conf, i);
+		uint64_t v = desc_violations(lt, i);
+		const char *why = confidence__reason(lt->conf, i);
+
+		if (st == confidence__initial(lt->conf, i) && !v)
+			continue;
+		fprintf(out, "confidence: %s %s -> %s, %" PRIu64 " violation(s)%s%s\n", desc_id(lt, i),
+			pb_confidence_str(confidence__initial(lt->conf, i)), pb_confidence_str(st), v,
+			why ? ": " : "", why ? why : "");
+		shown++;
+	}
+	if (!shown)
+		fprintf(out, "confidence: every descriptor kept its confidence (no invariant broke)\n");
+}
+
 int do_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -177,6 +234,7 @@ int do_report(int argc, char **argv)
 			goto out;
 		}
 		json_object_set_new(doc, "trace", trace_facts_json(&lt, argv[optind]));
+		json_object_set_new(doc, "confidence", confidence_json(&lt));
 		if (top) {
 			json_t *f = json_object_get(doc, "findings");
 
@@ -186,6 +244,7 @@ int do_report(int argc, char **argv)
 		json_print_and_free(doc);
 	} else {
 		print_trace_facts(&lt, argv[optind], stdout);
+		print_confidence(&lt, stdout);
 		analysis__print(lt.analysis, stdout, (size_t)top);
 	}
 	ret = EXIT_OK;

@@ -262,16 +262,28 @@ struct frame_reader *frame_reader__open(const char *path, const char magic[FRAME
 {
 	uint8_t fixed[FRAME_FILE_HDR_MIN];
 	struct frame_reader *r;
+	struct stat st;
 	uint32_t ver, hl;
 	int n, err;
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO (or device) put where a framed file belongs
+	 * must be refused, not block the reader forever in open(2). The
+	 * reader reads with pread(2), so only a regular file can work. */
+	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0) {
 		err = errno;
 		goto err_free;
+	}
+	if (fstat(r->fd, &st) < 0) {
+		err = errno;
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		goto err_close;
 	}
 	n = read_full(r->fd, fixed, sizeof(fixed), 0);
 	if (n < 0) {
@@ -284,7 +296,9 @@ struct frame_reader *frame_reader__open(const char *path, const char magic[FRAME
 	}
 	ver = get_u32(fixed + 8);
 	hl = get_u32(fixed + 12);
-	if (hl < FRAME_FILE_HDR_MIN || hl > FRAME_MAX_CHUNK) {
+	/* a header longer than the file is bad: say so before allocating
+	 * up to FRAME_MAX_CHUNK for it */
+	if (hl < FRAME_FILE_HDR_MIN || hl > FRAME_MAX_CHUNK || hl > st.st_size) {
 		err = EBADMSG;
 		goto err_close;
 	}
@@ -324,6 +338,7 @@ err_free:
 int frame_reader__next(struct frame_reader *r, uint32_t *type, const void **buf, size_t *len)
 {
 	uint8_t ch[FRAME_CHUNK_HDR];
+	struct stat st;
 	uint32_t t, l;
 	int n;
 
@@ -348,6 +363,18 @@ int frame_reader__next(struct frame_reader *r, uint32_t *type, const void **buf,
 	if (l > FRAME_MAX_CHUNK) {
 		snprintf(r->error, sizeof(r->error), "chunk at offset %lld: length %u too large",
 			 (long long)r->off, l);
+		return -EBADMSG;
+	}
+	/* a length past the end of the file is a torn payload: report it
+	 * without first allocating up to FRAME_MAX_CHUNK for it (a 32-byte
+	 * file must not cost 64 MiB); fstat only when the buffer grows */
+	if (l + 1 > r->cap && fstat(r->fd, &st) == 0 &&
+	    (off_t)l > st.st_size - r->off - FRAME_CHUNK_HDR) {
+		off_t have = st.st_size - r->off - FRAME_CHUNK_HDR;
+
+		snprintf(r->error, sizeof(r->error),
+			 "chunk at offset %lld: torn payload (%lld of %u bytes)",
+			 (long long)r->off, (long long)(have > 0 ? have : 0), l);
 		return -EBADMSG;
 	}
 	if (l + 1 > r->cap) {

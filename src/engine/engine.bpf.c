@@ -78,21 +78,11 @@ struct {
 	__type(value, __u64);
 } res_gen SEC(".maps");
 
-struct inst_key {
-	__u32 resource;
-	__u32 _pad;
-	__u64 instance;
-};
+#define inst_key pb_inst_key
+#define inst_state pb_inst_state
 
-struct inst_state {
-	__u64 generation;
-	__u64 acquire_ts;
-	__s64 units;
-	__u32 owner_tid;
-	__s32 holders;
-};
-
-/* active instances only: an entry exists from ACQUIRE to the last RELEASE */
+/* live generations and tombstones (events.h): an entry exists from ACQUIRE
+ * to the last RELEASE, or from a held-back USE/RELEASE until charged */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -149,6 +139,22 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);	/* engine_opts.ringbuf_bytes */
 } events SEC(".maps");
+
+/* Violation sample rate limit: per descriptor, the second the current
+ * budget belongs to and the samples sent in it. A global (not per-CPU)
+ * array so the limit holds across CPUs; races only let a few extra by. */
+struct viol_rate {
+	__u64 second;
+	__u32 sent;
+	__u32 _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_DESCRIPTORS);
+	__type(key, __u32);
+	__type(value, struct viol_rate);
+} viol_rate SEC(".maps");
 
 static __always_inline struct pb_engine_stats *estats(void)
 {
@@ -317,6 +323,112 @@ struct ev_ctx {
 	__u32 span_flags;	/* WAIT span end: WF_* of the popped span */
 };
 
+/* Send one violation sample, at most PB_VIOL_SAMPLES_PER_SEC per descriptor
+ * per second, whether or not events are streamed. */
+static __always_inline void viol_sample(__u32 di, __u16 res, __u8 kind, __u32 inv,
+					const struct ev_ctx *c, __u32 tid, __u64 instance,
+					__u64 gen, __u64 new_gen, __u32 owner, bool with_args)
+{
+	struct pb_rec_violation *v;
+	struct viol_rate *rl;
+	__u64 sec = c->now / 1000000000ULL;
+
+	rl = bpf_map_lookup_elem(&viol_rate, &di);
+	if (!rl)
+		return;
+	if (rl->second != sec) {
+		rl->second = sec;
+		rl->sent = 0;
+	}
+	if (rl->sent >= PB_VIOL_SAMPLES_PER_SEC)
+		return;
+	__sync_fetch_and_add(&rl->sent, 1);
+	v = rec_reserve(sizeof(*v));
+	if (!v)
+		return;
+	rec_fill_hdr(&v->hdr, PB_REC_VIOLATION, sizeof(*v), c->now, c->pid_tgid);
+	v->hdr.tid = tid;
+	v->descriptor = di;
+	v->resource = res;
+	v->invariant = (__u8)inv;
+	v->kind = kind;
+	v->instance = instance;
+	v->generation = gen;
+	v->new_generation = new_gen;
+	v->owner_tid = owner;
+	v->_pad = 0;
+	v->args[0] = with_args ? c->args[0] : 0;
+	v->args[1] = with_args ? c->args[1] : 0;
+	v->args[2] = with_args ? c->args[2] : 0;
+	bpf_ringbuf_submit(v, BPF_RB_NO_WAKEUP);
+}
+
+/* An invariant of the model broke (docs/validation.md): count it per
+ * descriptor, always, and sample it. */
+static __always_inline void violation(const struct pb_descriptor *d, const struct ev_ctx *c,
+				      struct pb_desc_stats *ds, __u32 inv, __u64 instance,
+				      __u64 gen, __u64 new_gen, __u32 owner)
+{
+	if (!ds || inv >= PB_INV_SLOTS)
+		return;
+	ds->violations[inv & (PB_INV_SLOTS - 1)]++;
+	viol_sample(c->descriptor, d->resource, d->kind, inv, c, (__u32)c->pid_tgid, instance,
+		    gen, new_gen, owner, true);
+}
+
+/* A tombstone expired: its held-back USE/RELEASE never got their ACQUIRE.
+ * Charge them to the descriptors that saw them. */
+static __always_inline void charge_tombstone(const struct inst_state *st, const struct ev_ctx *c,
+					     __u64 instance, __u16 res)
+{
+	int k;
+
+#pragma unroll
+	for (k = 0; k < 2; k++) {
+		__u32 di, inv = k ? PB_INV_RELEASE_NOT_ACTIVE : PB_INV_USE_NOT_ACQUIRED;
+		struct pb_desc_stats *ds;
+
+		if (!st->pending_n[k] || !st->pending_desc[k])
+			continue;
+		di = st->pending_desc[k] - 1;
+		ds = bpf_map_lookup_elem(&desc_stats, &di);
+		if (!ds)
+			continue;
+		ds->violations[inv] += st->pending_n[k];
+		viol_sample(di, res, k ? EV_RELEASE : EV_USE, inv, c, st->pending_tid, instance,
+			    0, 0, 0, false);
+	}
+}
+
+/* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
+ * a tombstone (st, or a new one) for PB_REORDER_NS. */
+static __always_inline void hold_back(struct inst_state *st, struct inst_key *key, __u32 di,
+				      int k, const struct ev_ctx *c, __u32 *flags,
+				      struct pb_res_stats *rs)
+{
+	struct inst_state ns = {};
+
+	k &= 1;
+	if (st) {
+		if (!st->pending_desc[k])
+			st->pending_desc[k] = di + 1;
+		__sync_fetch_and_add(&st->pending_n[k], 1);
+		return;
+	}
+	ns.pending_ts = c->now;
+	ns.pending_desc[k] = di + 1;
+	ns.pending_n[k] = 1;
+	ns.pending_tid = (__u32)c->pid_tgid;
+	if (bpf_map_update_elem(&instances, key, &ns, BPF_NOEXIST) == -E2BIG) {
+		struct pb_engine_stats *es = estats();
+
+		if (es)
+			es->instance_map_full++;
+		rs->state_full++;
+		*flags |= PB_RF_STATE_FULL;
+	}
+}
+
 /* One event: guard, decode, identity, aggregate, optional record. */
 static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx *c)
 {
@@ -381,6 +493,29 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 		break;
 	case EV_ACQUIRE:
 		st = bpf_map_lookup_elem(&instances, &key);
+		if (st && st->pending_ts) {
+			bool recent = c->now - st->pending_ts <= PB_REORDER_NS;
+			bool released = st->pending_n[1] != 0;
+
+			if (recent) {
+				struct pb_engine_stats *es = estats();
+
+				if (es)
+					es->reordered++;
+			} else {
+				charge_tombstone(st, c, instance, res);
+			}
+			bpf_map_delete_elem(&instances, &key);
+			st = NULL;
+			if (recent && released) {
+				/* observed late: the lifetime already ended */
+				if (!(d->flags & PB_DF_GEN_COUNTER))
+					gen = next_generation(res);
+				owner = tid;
+				flags |= PB_RF_REORDERED;
+				break;
+			}
+		}
 		if (st && (d->flags & PB_DF_SHARED) &&
 		    (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
 			__sync_fetch_and_add(&st->holders, 1);
@@ -390,7 +525,15 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 			flags |= PB_RF_SHARED_HOLD;
 			rs->outstanding_units += (__s64)units;
 		} else if (st) {
-			/* a new lifetime replaces one never released */
+			/* A new lifetime replaces one never released: the model says
+			 * the instance was still owned. With a generation counter, a
+			 * different generation means two lifetimes overlap. */
+			if ((d->flags & PB_DF_GEN_COUNTER) && st->generation != gen)
+				violation(d, c, ds, PB_INV_GEN_OVERLAP, instance, st->generation,
+					  gen, st->owner_tid);
+			else
+				violation(d, c, ds, PB_INV_DOUBLE_ACQUIRE, instance,
+					  st->generation, gen, st->owner_tid);
 			if (!(d->flags & PB_DF_GEN_COUNTER))
 				gen = next_generation(res);
 			rs->outstanding_units += (__s64)units - st->units;
@@ -431,22 +574,36 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 		break;
 	case EV_USE:
 		st = bpf_map_lookup_elem(&instances, &key);
-		if (st) {
+		if (st && st->pending_ts && c->now - st->pending_ts > PB_REORDER_NS) {
+			charge_tombstone(st, c, instance, res);
+			bpf_map_delete_elem(&instances, &key);
+			st = NULL;
+		}
+		if (st && !st->pending_ts) {
 			if (!(d->flags & PB_DF_GEN_COUNTER))
 				gen = st->generation;
 			owner = st->owner_tid;
 		} else if (!(d->flags & PB_DF_EXT_OWNED)) {
 			ds->not_active++;
 			flags |= PB_RF_NOT_ACTIVE;
+			/* a violation unless its ACQUIRE shows up late */
+			hold_back(st, &key, di, 0, c, &flags, rs);
 		}
 		break;
 	case EV_RELEASE: {
 		struct thread_state *t;
 
 		st = bpf_map_lookup_elem(&instances, &key);
-		if (!st) {
+		if (st && st->pending_ts && c->now - st->pending_ts > PB_REORDER_NS) {
+			charge_tombstone(st, c, instance, res);
+			bpf_map_delete_elem(&instances, &key);
+			st = NULL;
+		}
+		if (!st || st->pending_ts) {
 			ds->not_active++;
 			flags |= PB_RF_NOT_ACTIVE;
+			/* a violation unless its ACQUIRE shows up late */
+			hold_back(st, &key, di, 1, c, &flags, rs);
 			break;
 		}
 		if (!(d->flags & PB_DF_GEN_COUNTER))

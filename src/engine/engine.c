@@ -16,7 +16,9 @@
 #include "engine.skel.h"
 
 #define ENGINE_DEFAULT_RINGBUF	(8u << 20)
+#define ENGINE_SAMPLES_RINGBUF	(256u << 10)	/* aggregate mode: violation samples only */
 #define ENGINE_MAX_NOTES	16
+#define ENGINE_SWEEP_MAX	4096	/* expired tombstones charged per snapshot */
 
 struct engine {
 	struct engine_bpf *skel;
@@ -28,6 +30,9 @@ struct engine {
 	struct pb_desc_stats *desc, *desc_pcpu;
 	struct pb_res_stats *res, *res_pcpu;
 	struct pb_engine_stats *eng_pcpu;
+	/* violations of tombstones expired untouched, charged here (cumulative) */
+	uint64_t *swept_use, *swept_release, swept;
+	struct pb_inst_key *expired;
 	char *notes[ENGINE_MAX_NOTES];
 	size_t n_notes;
 	/* current poll */
@@ -221,7 +226,11 @@ struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 	e->desc_pcpu = calloc(e->ncpu, sizeof(*e->desc_pcpu));
 	e->res_pcpu = calloc(e->ncpu, sizeof(*e->res_pcpu));
 	e->eng_pcpu = calloc(e->ncpu, sizeof(*e->eng_pcpu));
-	if (!e->desc || !e->res || !e->desc_pcpu || !e->res_pcpu || !e->eng_pcpu) {
+	e->swept_use = calloc(e->n_desc + 1, sizeof(*e->swept_use));
+	e->swept_release = calloc(e->n_desc + 1, sizeof(*e->swept_release));
+	e->expired = calloc(ENGINE_SWEEP_MAX, sizeof(*e->expired));
+	if (!e->desc || !e->res || !e->desc_pcpu || !e->res_pcpu || !e->eng_pcpu ||
+	    !e->swept_use || !e->swept_release || !e->expired) {
 		err = -ENOMEM;
 		goto err;
 	}
@@ -234,7 +243,8 @@ struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 	e->skel->rodata->filter_tgid = opts->pid > 0 ? (uint32_t)opts->pid : 0;
 	e->skel->rodata->emit_events = opts->events;
 	err = bpf_map__set_max_entries(e->skel->maps.events,
-				       (uint32_t)ringbuf_size(opts->events ? opts->ringbuf_bytes : 4096));
+				       (uint32_t)(opts->events ? ringbuf_size(opts->ringbuf_bytes) :
+						   ENGINE_SAMPLES_RINGBUF));
 	if (err)
 		goto err;
 	check_tracepoints(e, opts->pid > 0);
@@ -264,12 +274,11 @@ struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 		err = -errno;
 		goto err;
 	}
-	if (opts->events) {
-		e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
-		if (!e->rb) {
-			err = -errno;
-			goto err;
-		}
+	/* always: violation samples come even in aggregate mode */
+	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
+	if (!e->rb) {
+		err = -errno;
+		goto err;
 	}
 	return e;
 err:
@@ -300,6 +309,36 @@ int engine__poll(struct engine *e, int timeout_ms, engine_record_fn fn, void *ct
 	return n;
 }
 
+/* Charge the tombstones (events.h) that expired without their key being
+ * touched again: USE/RELEASE of instances never ACQUIREd. Keys are
+ * collected first and deleted after the walk (deleting during
+ * get_next_key restarts a hash walk). A BPF program touching a key between
+ * the read and the delete can make one count twice or not at all. */
+static void sweep_tombstones(struct engine *e, uint64_t now)
+{
+	int fd = bpf_map__fd(e->skel->maps.instances);
+	struct pb_inst_key cur, next;
+	struct pb_inst_state st;
+	bool first = true;
+	size_t n = 0, i;
+
+	while (n < ENGINE_SWEEP_MAX && !bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+		first = false;
+		cur = next;
+		if (bpf_map_lookup_elem(fd, &cur, &st) || !st.pending_ts ||
+		    now < st.pending_ts || now - st.pending_ts <= PB_REORDER_NS)
+			continue;
+		if (st.pending_desc[0] && st.pending_desc[0] <= e->n_desc)
+			e->swept_use[st.pending_desc[0] - 1] += st.pending_n[0];
+		if (st.pending_desc[1] && st.pending_desc[1] <= e->n_desc)
+			e->swept_release[st.pending_desc[1] - 1] += st.pending_n[1];
+		e->expired[n++] = cur;
+	}
+	for (i = 0; i < n; i++)
+		if (!bpf_map_delete_elem(fd, &e->expired[i]))
+			e->swept++;
+}
+
 int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 {
 	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
@@ -309,6 +348,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 	uint32_t i, k, c;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	sweep_tombstones(e, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
 	memset(e->desc, 0, e->n_desc * sizeof(*e->desc));
 	memset(e->res, 0, e->n_res * sizeof(*e->res));
 	memset(&out->engine, 0, sizeof(out->engine));
@@ -337,7 +377,11 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 			d->io_spans += s->io_spans;
 			d->io_span_ns += s->io_span_ns;
 			d->release_woken_spans += s->release_woken_spans;
+			for (k = 0; k < PB_INV_SLOTS; k++)
+				d->violations[k] += s->violations[k];
 		}
+		d->violations[PB_INV_USE_NOT_ACQUIRED] += e->swept_use[i];
+		d->violations[PB_INV_RELEASE_NOT_ACTIVE] += e->swept_release[i];
 	}
 	for (i = 0; i < e->n_res; i++) {
 		struct pb_res_stats *r = &e->res[i];
@@ -371,7 +415,9 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 		out->engine.records += s->records;
 		out->engine.stash_missing += s->stash_missing;
 		out->engine.effects_events += s->effects_events;
+		out->engine.reordered += s->reordered;
 	}
+	out->engine.tombstones_swept = e->swept;
 	out->ts_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	out->n_desc = e->n_desc;
 	out->n_res = e->n_res;
@@ -411,5 +457,8 @@ void engine__free(struct engine *e)
 	free(e->desc_pcpu);
 	free(e->res_pcpu);
 	free(e->eng_pcpu);
+	free(e->swept_use);
+	free(e->swept_release);
+	free(e->expired);
 	free(e);
 }

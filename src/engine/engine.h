@@ -4,8 +4,10 @@
  * once, its descriptor table filled from an attach plan and its manifest,
  * and every plan link attached through attach.c. Default mode aggregates
  * in the kernel (per-descriptor counters and histograms, per-resource
- * gauges, engine health); with opts.events it also streams records
- * (engine/events.h) to a ring buffer that engine__poll() drains.
+ * gauges, engine health, invariant violations); with opts.events it also
+ * streams records (engine/events.h) to a ring buffer that engine__poll()
+ * drains. Violation samples (PB_REC_VIOLATION) go to the ring buffer in
+ * both modes.
  */
 #ifndef PROBITY_ENGINE_H
 #define PROBITY_ENGINE_H
@@ -49,7 +51,8 @@ typedef int (*engine_record_fn)(const void *rec, size_t len, void *ctx);
  * NULL + errno; the reason is logged (common/log.h). */
 struct engine *engine__new(const struct plan *p, const struct engine_opts *opts);
 
-/* Drain the ring buffer (no-op without opts.events). When it is empty and
+/* Drain the ring buffer (without opts.events it holds only the rate-limited
+ * PB_REC_VIOLATION samples). When it is empty and
  * timeout_ms > 0, wait that long once and drain again (records are
  * submitted without wake-ups, so this is a timed poll). Returns records
  * consumed, or -errno / the callback's non-zero value. */

@@ -15,8 +15,9 @@
 #include <linux/types.h>
 #endif
 
-#define PB_EVENTS_VERSION	2	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
-					 * counts only wakees inside a WAIT on the resource */
+#define PB_EVENTS_VERSION	3	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
+					 * counts only wakees inside a WAIT on the resource
+					 * 3: pb_desc_stats.violations[], PB_REC_VIOLATION */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -30,6 +31,8 @@ enum pb_rec_type {
 	PB_REC_BLOCK_IO = 4,	/* struct pb_rec_block: I/O issued/completed for a thread */
 	PB_REC_FAULT = 5,	/* struct pb_rec_fault: user page fault */
 	PB_REC_EXIT = 6,	/* struct pb_rec_exit: thread/process exit */
+	PB_REC_VIOLATION = 7,	/* struct pb_rec_violation: an invariant broke (v3;
+				 * emitted rate-limited even without --events) */
 	PB_REC__MAX,
 };
 
@@ -51,6 +54,8 @@ struct pb_rec_hdr {
 #define PB_RF_NOT_ACTIVE	(1u << 3)	/* USE/RELEASE of an instance not seen active */
 #define PB_RF_DEREF_FAULT	(1u << 4)	/* a user-memory read failed; value is 0 */
 #define PB_RF_STATE_FULL	(1u << 5)	/* instance map full: identity not tracked */
+#define PB_RF_REORDERED		(1u << 6)	/* ACQUIRE observed after its RELEASE (< PB_REORDER_NS):
+						 * the lifetime already ended, none opened (v3) */
 
 struct pb_rec_resource {
 	struct pb_rec_hdr hdr;
@@ -106,6 +111,37 @@ struct pb_rec_exit {
 	__u32 group_dead;	/* 1 when the whole process ended */
 };
 
+/* Runtime invariants of a manifest's model (docs/validation.md). The value
+ * indexes pb_desc_stats.violations[] and is pb_rec_violation.invariant.
+ * A full state map is lost evidence (instance_map_full), never one of these. */
+enum pb_invariant {
+	PB_INV_DOUBLE_ACQUIRE = 0,	/* ACQUIRE of an instance already active (not shared) */
+	PB_INV_RELEASE_NOT_ACTIVE = 1,	/* RELEASE of an instance not active */
+	PB_INV_USE_NOT_ACQUIRED = 2,	/* USE of an instance never ACQUIREd (not externally_owned) */
+	PB_INV_GEN_OVERLAP = 3,		/* ACQUIRE opened a generation while another is live */
+	PB_INV_EXPECT_TIMEOUT = 4,	/* reserved: `expect: next within` not met (not checked yet) */
+	PB_INV_OVER_CAPACITY = 5,	/* reserved: units over capacity (not checked yet) */
+	PB_INV__COUNT,
+};
+#define PB_INV_SLOTS		8	/* pb_desc_stats.violations[] length (room to grow) */
+
+#define PB_VIOL_SAMPLES_PER_SEC	8	/* PB_REC_VIOLATION records per descriptor per second */
+
+struct pb_rec_violation {
+	struct pb_rec_hdr hdr;	/* the thread that broke it, when */
+	__u32 descriptor;
+	__u16 resource;
+	__u8 invariant;		/* enum pb_invariant */
+	__u8 kind;		/* enum pb_event_kind of the event */
+	__u64 instance;
+	__u64 generation;	/* the live generation (DOUBLE_ACQUIRE / GEN_OVERLAP),
+				 * else the event's */
+	__u64 new_generation;	/* GEN_OVERLAP: the generation the event carried */
+	__u32 owner_tid;	/* thread that acquired the live generation, or 0 */
+	__u32 _pad;
+	__u64 args[3];		/* first raw arguments of the event */
+};
+
 /* ---- in-kernel aggregation (default mode) ---- */
 
 /* Per descriptor, summed over CPUs by user space. */
@@ -133,6 +169,8 @@ struct pb_desc_stats {
 	__u64 io_spans;		/* spans that issued block I/O */
 	__u64 io_span_ns;	/* their span time */
 	__u64 release_woken_spans;	/* spans with a release wakeup */
+	/* version 3, appended: invariant violations by enum pb_invariant */
+	__u64 violations[PB_INV_SLOTS];
 };
 
 /* Per resource gauges (kept by the engine, sampled by user space). */
@@ -160,6 +198,40 @@ struct pb_engine_stats {
 	/* added after v1's first draft (append only) */
 	__u64 stash_missing;	/* return site without its entry (args lost) */
 	__u64 effects_events;	/* OS-effect tracepoint hits for tracked threads */
+	/* v3 */
+	__u64 reordered;	/* ACQUIREs observed after their USE/RELEASE (not violations) */
+	__u64 tombstones_swept;	/* expired tombstones charged by user space at snapshot */
+};
+
+/* ---- per-instance identity state (map "instances") ----
+ * An entry is either a live generation (pending_ts == 0: from ACQUIRE to the
+ * last RELEASE) or a tombstone (pending_ts != 0): USE/RELEASE of an instance
+ * not active, held back PB_REORDER_NS in case its ACQUIRE was merely observed
+ * late (a return probe fires after the function already published the
+ * instance to another thread). An ACQUIRE within the window consumes the
+ * tombstone: no violation. Otherwise the held-back violations are charged
+ * when the key is next touched, or by user space at snapshot time
+ * (engine__snapshot sweeps expired tombstones). */
+#define PB_REORDER_NS		(50 * 1000 * 1000ULL)
+
+struct pb_inst_key {
+	__u32 resource;
+	__u32 _pad;
+	__u64 instance;
+};
+
+struct pb_inst_state {
+	__u64 generation;
+	__u64 acquire_ts;
+	__s64 units;
+	__u32 owner_tid;
+	__s32 holders;
+	/* tombstone (v3) */
+	__u64 pending_ts;	/* first held-back USE/RELEASE, 0 = live entry */
+	__u32 pending_desc[2];	/* descriptor + 1 of the held-back USE [0] / RELEASE [1] */
+	__u32 pending_n[2];	/* how many of each */
+	__u32 pending_tid;	/* thread of the first */
+	__u32 _pad;
 };
 
 /* ---- descriptor table (user space fills it from the plan) ----
@@ -214,5 +286,13 @@ struct pb_descriptor {
 	struct pb_val_spec generation;
 	struct pb_val_spec guard;
 };
+
+#ifndef __VMLINUX_H__
+/* Decoders read these layouts from files: pin them. */
+_Static_assert(sizeof(struct pb_rec_violation) == 96, "pb_rec_violation layout");
+_Static_assert(sizeof(struct pb_desc_stats) == 8 * (8 + PB_HIST_BUCKETS + 7 + PB_INV_SLOTS),
+	       "pb_desc_stats layout");
+_Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
+#endif
 
 #endif

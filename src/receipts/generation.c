@@ -253,7 +253,12 @@ int receipts__find_generation(struct pb_store *s, const char *what, char gen[PB_
 		const char *gid = json_string_value(json_object_get(e, "generation_id"));
 		const char *rid = json_string_value(json_object_get(e, "receipt"));
 
-		if (!gid || !rid || strcmp(json_string_value(json_object_get(e, "kind")), "loaded"))
+		/* the log is untrusted input: an entry without a "kind" must
+		 * not crash, and gid/rid are copied into 65-byte buffers, so
+		 * anything but a 64-digit hex digest is skipped (verify
+		 * reports such entries) */
+		if (!pb_is_digest_hex(gid) || !pb_is_digest_hex(rid) ||
+		    strcmp(json_string_value(json_object_get(e, "kind")) ?: "", "loaded"))
 			continue;
 		if (strncmp(gid, what, n) && strncmp(rid, what, n))
 			continue;

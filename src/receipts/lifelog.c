@@ -97,7 +97,21 @@ static int read_log(struct pb_store *s, json_t *entries, const struct lifelog_pr
 			problem(cb, PB_LIFELOG_NAME, "bad file header: %s", strerror(errno));
 			return 1;
 		}
+		if (errno == EINVAL || errno == EISDIR) {	/* framing: not a regular file */
+			problem(cb, PB_LIFELOG_NAME, "not a regular file (a framed log was expected)");
+			return 1;
+		}
 		return -errno;
+	}
+	/* version 1 has no header payload; framing.h: a longer header is
+	 * accepted only when the bytes we do not know are zero */
+	for (size_t i = 0; i < hdr_len; i++) {
+		if (((const uint8_t *)hdr)[i]) {
+			problem(cb, PB_LIFELOG_NAME, "bad file header: unknown header byte %zu is not zero",
+				16 + i);
+			frame_reader__free(r);
+			return 1;
+		}
 	}
 	for (;;) {
 		off_t off = frame_reader__offset(r);

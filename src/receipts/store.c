@@ -304,11 +304,17 @@ int pb_store__get(struct pb_store *s, const char *hex, void **buf, size_t *len)
 	if (!pb_is_digest_hex(hex))
 		return -EINVAL;
 	store__object_path(s, hex, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK and regular files only: a FIFO planted under objects/
+	 * must not hang `receipts verify` in open(2) or read(2) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
 		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		goto out;
 	}
 	b = malloc(st.st_size + 1);

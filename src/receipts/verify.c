@@ -54,7 +54,10 @@ static int check_object(const char *hex, const char *path, void *ctx)
 	}
 	err = pb_store__get(v->s, hex, &buf, &len);
 	if (err) {
-		add(v->r->problems, where, "unreadable: %s", strerror(-err));
+		/* pb_store__get: -EINVAL/-EISDIR for a FIFO, device or directory
+		 * (the name was checked above) */
+		add(v->r->problems, where, "unreadable: %s", err == -EINVAL || err == -EISDIR ?
+		    "not a regular file" : strerror(-err));
 		json_object_set_new(v->present, hex, json_false());
 		return 0;
 	}

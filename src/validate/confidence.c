@@ -1,0 +1,350 @@
+/* confidence.c: the per-descriptor confidence controller (confidence.h,
+ * docs/validation.md). Pure bookkeeping over counters: no BPF, no I/O. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "validate/confidence.h"
+
+struct desc_state {
+	enum pb_confidence initial, state;
+	/* cumulative counters at the start of the open window */
+	uint64_t base_events, base_viol[PB_INV_SLOTS];
+	/* last cumulative counters seen */
+	uint64_t last_events, last_viol[PB_INV_SLOTS];
+	/* violations discounted by the grace period (per invariant) */
+	uint64_t graced[PB_INV_SLOTS];
+	uint32_t high_run, viol_run, quiet_run;	/* consecutive windows */
+	struct pb_rec_violation samples[CONFIDENCE_SAMPLES];
+	uint32_t n_samples;
+	int last_change;			/* index into changes, -1 none */
+};
+
+struct confidence {
+	struct confidence_opts o;
+	size_t n_desc;
+	struct desc_state *d;
+	struct confidence_change *changes;
+	size_t n_changes, cap_changes;
+	uint64_t first_ts;
+	bool seen;
+};
+
+const char *pb_invariant_str(int inv)
+{
+	switch (inv) {
+	case PB_INV_DOUBLE_ACQUIRE: return "acquire_active";
+	case PB_INV_RELEASE_NOT_ACTIVE: return "release_not_active";
+	case PB_INV_USE_NOT_ACQUIRED: return "use_not_acquired";
+	case PB_INV_GEN_OVERLAP: return "generation_overlap";
+	case PB_INV_EXPECT_TIMEOUT: return "expect_timeout";
+	case PB_INV_OVER_CAPACITY: return "over_capacity";
+	default: return "unknown";
+	}
+}
+
+/* invariants that a RELEASE/USE of an instance acquired before the attach
+ * would also break */
+static bool graceable(int inv)
+{
+	return inv == PB_INV_RELEASE_NOT_ACTIVE || inv == PB_INV_USE_NOT_ACQUIRED;
+}
+
+struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *initial,
+				   const struct confidence_opts *opts)
+{
+	struct confidence *c;
+	size_t i;
+
+	if (opts && opts->sz < offsetof(struct confidence_opts, sz) + sizeof(opts->sz)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->o.sz = sizeof(c->o);
+	c->o.min_events = 50;
+	c->o.suspect_rate = 0.05;
+	c->o.stale_rate = 0.20;
+	c->o.stale_high_windows = 2;
+	c->o.stale_windows = 3;
+	c->o.recover_windows = 3;
+	if (opts) {
+		if (opts->min_events)
+			c->o.min_events = opts->min_events;
+		if (opts->suspect_rate > 0)
+			c->o.suspect_rate = opts->suspect_rate;
+		if (opts->stale_rate > 0)
+			c->o.stale_rate = opts->stale_rate;
+		if (opts->stale_high_windows)
+			c->o.stale_high_windows = opts->stale_high_windows;
+		if (opts->stale_windows)
+			c->o.stale_windows = opts->stale_windows;
+		if (opts->recover_windows)
+			c->o.recover_windows = opts->recover_windows;
+		c->o.grace_ns = opts->grace_ns;
+	}
+	c->n_desc = n_desc;
+	c->d = calloc(n_desc ? n_desc : 1, sizeof(*c->d));
+	if (!c->d) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < n_desc; i++) {
+		c->d[i].initial = initial ? initial[i] : PB_CONF_VALIDATED;
+		c->d[i].state = c->d[i].initial;
+		c->d[i].last_change = -1;
+	}
+	return c;
+}
+
+void confidence__free(struct confidence *c)
+{
+	if (!c)
+		return;
+	free(c->d);
+	free(c->changes);
+	free(c);
+}
+
+int confidence__sample(struct confidence *c, const struct pb_rec_violation *v, size_t len)
+{
+	struct pb_rec_violation s;
+	struct desc_state *d;
+
+	if (!c || !v || len < sizeof(s))
+		return -EINVAL;
+	memcpy(&s, v, sizeof(s));	/* may sit unaligned in a chunk */
+	if (s.descriptor >= c->n_desc || s.invariant >= PB_INV_SLOTS)
+		return -EINVAL;
+	d = &c->d[s.descriptor];
+	if (c->o.grace_ns && graceable(s.invariant) &&
+	    (!c->seen || s.hdr.ts_ns < c->first_ts + c->o.grace_ns))
+		return 0;
+	if (d->n_samples < CONFIDENCE_SAMPLES)
+		d->samples[d->n_samples++] = s;
+	return 0;
+}
+
+static const struct pb_rec_violation *first_sample(const struct desc_state *d, int inv)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->n_samples; i++)
+		if (d->samples[i].invariant == inv)
+			return &d->samples[i];
+	return NULL;
+}
+
+static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_confidence to,
+		       int inv, uint64_t ev, uint64_t viol, uint64_t inv_viol, const char *why)
+{
+	struct desc_state *d = &c->d[di];
+	struct confidence_change *ch;
+	const struct pb_rec_violation *s = inv >= 0 ? first_sample(d, inv) : NULL;
+	int n;
+
+	if (c->n_changes == c->cap_changes) {
+		size_t cap = c->cap_changes ? c->cap_changes * 2 : 16;
+		struct confidence_change *nc = realloc(c->changes, cap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		c->changes = nc;
+		c->cap_changes = cap;
+	}
+	ch = &c->changes[c->n_changes];
+	memset(ch, 0, sizeof(*ch));
+	ch->descriptor = di;
+	ch->ts_ns = ts;
+	ch->from = d->state;
+	ch->to = to;
+	ch->invariant = inv;
+	ch->window_events = ev;
+	ch->window_violations = viol;
+	ch->invariant_violations = inv_viol;
+	if (inv >= 0)
+		n = snprintf(ch->reason, sizeof(ch->reason), "%s: %llu of %llu events (%.1f%%) in the window; %s",
+			     pb_invariant_str(inv), (unsigned long long)inv_viol,
+			     (unsigned long long)ev, ev ? 100.0 * (double)inv_viol / (double)ev : 0.0,
+			     why);
+	else
+		n = snprintf(ch->reason, sizeof(ch->reason), "%llu events, %llu violations in the window; %s",
+			     (unsigned long long)ev, (unsigned long long)viol, why);
+	if (s && n > 0 && (size_t)n < sizeof(ch->reason))
+		snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
+			 "; first sample: tid %u instance 0x%llx generation %llu owner tid %u args 0x%llx 0x%llx 0x%llx",
+			 s->hdr.tid, (unsigned long long)s->instance,
+			 (unsigned long long)s->generation, s->owner_tid,
+			 (unsigned long long)s->args[0], (unsigned long long)s->args[1],
+			 (unsigned long long)s->args[2]);
+	d->state = to;
+	d->last_change = (int)c->n_changes;
+	c->n_changes++;
+	return 1;
+}
+
+/* Judge one closed window of descriptor di. 1 on a change, 0 none, -errno. */
+static int judge(struct confidence *c, uint32_t di, uint64_t ts, uint64_t ev,
+		 const uint64_t *viol)
+{
+	struct desc_state *d = &c->d[di];
+	uint64_t total = 0, top = 0;
+	int inv = -1, k;
+	double rate;
+	char why[128];
+
+	for (k = 0; k < PB_INV_SLOTS; k++) {
+		total += viol[k];
+		if (viol[k] > top) {
+			top = viol[k];
+			inv = k;
+		}
+	}
+	rate = ev ? (double)total / (double)ev : 0;
+	if (d->state == PB_CONF_STALE)
+		return 0;	/* sticky */
+	if (rate >= c->o.stale_rate)
+		d->high_run++;
+	else
+		d->high_run = 0;
+	if (rate >= c->o.suspect_rate) {
+		d->viol_run++;
+		d->quiet_run = 0;
+	} else {
+		d->viol_run = 0;
+		d->quiet_run++;
+	}
+	if (d->high_run >= c->o.stale_high_windows) {
+		snprintf(why, sizeof(why), "%u consecutive windows at >= %.0f%%", d->high_run,
+			 100 * c->o.stale_rate);
+		return push_change(c, di, ts, PB_CONF_STALE, inv, ev, total, top, why);
+	}
+	if (d->viol_run >= c->o.stale_windows) {
+		snprintf(why, sizeof(why), "%u consecutive windows at >= %.0f%%", d->viol_run,
+			 100 * c->o.suspect_rate);
+		return push_change(c, di, ts, PB_CONF_STALE, inv, ev, total, top, why);
+	}
+	if (d->viol_run && d->state != PB_CONF_SUSPECT) {
+		snprintf(why, sizeof(why), "violation rate %.1f%% >= %.0f%%", 100 * rate,
+			 100 * c->o.suspect_rate);
+		return push_change(c, di, ts, PB_CONF_SUSPECT, inv, ev, total, top, why);
+	}
+	if (d->state == PB_CONF_SUSPECT && d->quiet_run >= c->o.recover_windows) {
+		snprintf(why, sizeof(why), "%u consecutive windows below %.0f%%: back to %s",
+			 d->quiet_run, 100 * c->o.suspect_rate, pb_confidence_str(d->initial));
+		return push_change(c, di, ts, d->initial, inv, ev, total, top, why);
+	}
+	return 0;
+}
+
+int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
+			 const struct pb_desc_stats *cum, size_t n_desc)
+{
+	size_t i;
+	int k, changes = 0, err;
+
+	if (!c || (!cum && n_desc))
+		return -EINVAL;
+	if (!c->seen) {
+		c->seen = true;
+		c->first_ts = ts_ns;
+	}
+	for (i = 0; i < n_desc && i < c->n_desc; i++) {
+		struct desc_state *d = &c->d[i];
+		uint64_t ev, viol[PB_INV_SLOTS];
+		bool in_grace = c->o.grace_ns && ts_ns < c->first_ts + c->o.grace_ns;
+
+		/* counters are cumulative; a smaller value is a restart: rebase */
+		if (cum[i].events < d->last_events)
+			d->base_events = d->last_events = 0;
+		for (k = 0; k < PB_INV_SLOTS; k++) {
+			uint64_t v = cum[i].violations[k];
+
+			if (v < d->last_viol[k])
+				d->base_viol[k] = d->last_viol[k] = d->graced[k] = 0;
+			if (in_grace && graceable(k))
+				d->graced[k] += v - d->last_viol[k];
+			d->last_viol[k] = v;
+		}
+		d->last_events = cum[i].events;
+		ev = d->last_events - d->base_events;
+		if (ev < c->o.min_events)
+			continue;	/* not enough evidence yet: the window stays open */
+		for (k = 0; k < PB_INV_SLOTS; k++) {
+			uint64_t v = d->last_viol[k] - d->graced[k];
+
+			viol[k] = v > d->base_viol[k] ? v - d->base_viol[k] : 0;
+			d->base_viol[k] = v;
+		}
+		d->base_events = d->last_events;
+		err = judge(c, (uint32_t)i, ts_ns, ev, viol);
+		if (err < 0)
+			return err;
+		changes += err;
+	}
+	return changes;
+}
+
+enum pb_confidence confidence__state(const struct confidence *c, uint32_t di)
+{
+	return c && di < c->n_desc ? c->d[di].state : PB_CONF_CANDIDATE;
+}
+
+enum pb_confidence confidence__initial(const struct confidence *c, uint32_t di)
+{
+	return c && di < c->n_desc ? c->d[di].initial : PB_CONF_CANDIDATE;
+}
+
+uint64_t confidence__violations(const struct confidence *c, uint32_t di, int inv)
+{
+	if (!c || di >= c->n_desc || inv < 0 || inv >= PB_INV_SLOTS)
+		return 0;
+	return c->d[di].last_viol[inv] - c->d[di].graced[inv];
+}
+
+uint64_t confidence__events(const struct confidence *c, uint32_t di)
+{
+	return c && di < c->n_desc ? c->d[di].last_events : 0;
+}
+
+const char *confidence__reason(const struct confidence *c, uint32_t di)
+{
+	if (!c || di >= c->n_desc || c->d[di].last_change < 0)
+		return NULL;
+	return c->changes[c->d[di].last_change].reason;
+}
+
+const struct pb_rec_violation *confidence__samples(const struct confidence *c, uint32_t di,
+						   size_t *n)
+{
+	if (!c || di >= c->n_desc) {
+		*n = 0;
+		return NULL;
+	}
+	*n = c->d[di].n_samples;
+	return c->d[di].samples;
+}
+
+const struct confidence_change *confidence__changes(const struct confidence *c, size_t *n)
+{
+	*n = c ? c->n_changes : 0;
+	return c ? c->changes : NULL;
+}
+
+bool confidence__any_stale(const struct confidence *c)
+{
+	size_t i;
+
+	for (i = 0; c && i < c->n_desc; i++)
+		if (c->d[i].state == PB_CONF_STALE)
+			return true;
+	return false;
+}
+
+size_t confidence__n_desc(const struct confidence *c)
+{
+	return c ? c->n_desc : 0;
+}

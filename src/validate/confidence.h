@@ -1,0 +1,95 @@
+/* confidence.h: the per-descriptor confidence controller of runtime
+ * semantic validation (docs/validation.md).
+ *
+ * Fed with cumulative per-descriptor counters (aggregate snapshots, as the
+ * engine and the trace hold them) and with the rate-limited violation
+ * samples (PB_REC_VIOLATION), it judges each descriptor over windows of
+ * evidence and moves it between enum pb_confidence states:
+ *
+ *   candidate / validated / degraded --(rate >= suspect_rate)--> suspect
+ *   suspect --(recover_windows quiet windows)--> its initial state
+ *   any --(rate >= stale_rate in stale_high_windows consecutive windows, or
+ *          suspect_rate in stale_windows consecutive windows)--> stale
+ *
+ * stale is sticky for the run; nothing ever moves up to validated (a
+ * candidate or degraded descriptor stays below it). Every change records
+ * why. The controller never edits the manifest: what it concludes goes to
+ * the trace and the report, the next descriptor version comes from review.
+ */
+#ifndef PROBITY_CONFIDENCE_H
+#define PROBITY_CONFIDENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "contract/manifest.h"
+#include "engine/events.h"
+
+struct confidence;
+
+struct confidence_opts {
+	size_t sz;			/* sizeof(struct confidence_opts) */
+	uint64_t min_events;		/* a window closes with at least this many events (default 50) */
+	double suspect_rate;		/* violations / events in a window (default 0.05) */
+	double stale_rate;		/* (default 0.20) */
+	uint32_t stale_high_windows;	/* consecutive windows >= stale_rate -> stale (default 2) */
+	uint32_t stale_windows;		/* consecutive windows >= suspect_rate -> stale (default 3) */
+	uint32_t recover_windows;	/* consecutive quiet windows: suspect -> initial (default 3) */
+	uint64_t grace_ns;		/* attached to a running process: RELEASE/USE of instances
+					 * not seen acquired are not counted this long after the
+					 * first snapshot (they may predate the attach); default 0 */
+};
+#define confidence_opts__last_field grace_ns
+
+/* record and report use this grace for an attach to a running process */
+#define CONFIDENCE_ATTACH_GRACE_NS	1000000000ull
+
+#define CONFIDENCE_SAMPLES	3	/* samples kept per descriptor */
+#define CONFIDENCE_REASON_MAX	384
+
+/* One state change. */
+struct confidence_change {
+	uint32_t descriptor;
+	uint64_t ts_ns;			/* snapshot time that closed the window */
+	enum pb_confidence from, to;
+	int invariant;			/* enum pb_invariant that dominated the window, -1 none */
+	uint64_t window_events;
+	uint64_t window_violations;	/* all invariants */
+	uint64_t invariant_violations;	/* of `invariant` */
+	char reason[CONFIDENCE_REASON_MAX];
+};
+
+/* initial[i]: descriptor i's starting state (the plan's effective
+ * confidence); NULL = all validated. NULL + errno on failure. */
+struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *initial,
+				   const struct confidence_opts *opts);
+void confidence__free(struct confidence *c);
+
+/* Keep a violation sample (the first CONFIDENCE_SAMPLES per descriptor are
+ * quoted in reasons). 0, or -EINVAL for a bad descriptor / short record. */
+int confidence__sample(struct confidence *c, const struct pb_rec_violation *v, size_t len);
+
+/* One snapshot of cumulative counters (n_desc entries). Closes the windows
+ * that have enough evidence and judges them. Returns the number of state
+ * changes it made (see confidence__changes), or -errno. */
+int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
+			 const struct pb_desc_stats *cumulative, size_t n_desc);
+
+enum pb_confidence confidence__state(const struct confidence *c, uint32_t descriptor);
+enum pb_confidence confidence__initial(const struct confidence *c, uint32_t descriptor);
+/* Cumulative violations of one invariant (as last seen, after the grace). */
+uint64_t confidence__violations(const struct confidence *c, uint32_t descriptor, int invariant);
+uint64_t confidence__events(const struct confidence *c, uint32_t descriptor);
+/* Why the descriptor is in its state: the last change's reason, or NULL. */
+const char *confidence__reason(const struct confidence *c, uint32_t descriptor);
+/* The first violation samples kept for a descriptor (after the grace). */
+const struct pb_rec_violation *confidence__samples(const struct confidence *c,
+						   uint32_t descriptor, size_t *n);
+/* Every change so far, in order. */
+const struct confidence_change *confidence__changes(const struct confidence *c, size_t *n);
+bool confidence__any_stale(const struct confidence *c);
+size_t confidence__n_desc(const struct confidence *c);
+
+const char *pb_invariant_str(int invariant);
+
+#endif
