@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "framing.h"
+#include "io.h"
 
 struct frame_writer {
 	int fd;
@@ -52,24 +53,6 @@ static uint32_t chunk_crc(uint32_t type, uint32_t len, const void *buf)
 	if (len)
 		crc = crc32(crc, buf, len);
 	return (uint32_t)crc;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 static int read_full(int fd, void *buf, size_t len, off_t off)
@@ -128,7 +111,7 @@ struct frame_writer *frame_writer__create(const char *path, const char magic[FRA
 	put_u32(hdr + 12, (uint32_t)(FRAME_FILE_HDR_MIN + hdr_len));
 	if (hdr_len)
 		memcpy(hdr + FRAME_FILE_HDR_MIN, hdr_payload, hdr_len);
-	err = -write_all(w->fd, hdr, FRAME_FILE_HDR_MIN + hdr_len);
+	err = -pb_write_all(w->fd, hdr, FRAME_FILE_HDR_MIN + hdr_len);
 	if (err)
 		goto err_close;
 	w->bytes = FRAME_FILE_HDR_MIN + hdr_len;
@@ -215,7 +198,7 @@ int frame_writer__append(struct frame_writer *w, uint32_t type, const void *buf,
 	put_u32(p + 12, chunk_crc(type, (uint32_t)len, buf));
 	if (len)
 		memcpy(p + FRAME_CHUNK_HDR, buf, len);
-	err = write_all(w->fd, p, FRAME_CHUNK_HDR + len);
+	err = pb_write_all(w->fd, p, FRAME_CHUNK_HDR + len);
 	if (p != stackbuf)
 		free(p);
 	if (!err && w->fsync_each && fsync(w->fd) < 0)

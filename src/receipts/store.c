@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "receipts_int.h"
+#include "../common/io.h"
 
 static int mkdir_p(const char *path)
 {
@@ -97,24 +98,6 @@ bool store__has(struct pb_store *s, const char *hex)
 
 	store__object_path(s, hex, path, sizeof(path));
 	return access(path, F_OK) == 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
 }
 
 static int fsync_dir(const char *path)
@@ -236,7 +219,7 @@ static int put_pending(struct pb_store *s, const void *buf, size_t len, const ch
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, buf, len);
+	err = pb_write_all(fd, buf, len);
 	if (!err && fchmod(fd, 0444))
 		err = -errno;
 	close(fd);
@@ -270,7 +253,7 @@ int pb_store__put(struct pb_store *s, const void *buf, size_t len, char hex[PB_D
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, buf, len);
+	err = pb_write_all(fd, buf, len);
 	if (!err && fchmod(fd, 0444))
 		err = -errno;
 	if (!err && fsync(fd))
