@@ -121,7 +121,7 @@ demo: all
 	scripts/demo.sh $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
 
 # ---- tests -----------------------------------------------------------------
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.h $(LIB) | $(SKELS)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB) | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
@@ -148,7 +148,7 @@ FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefine
 	      -fno-sanitize-recover=all \
 	      -Iinclude -Isrc -I$(BUILD)/skel $(PKG_CFLAGS)
 FUZZ_LIB_SRCS = $(filter-out %.bpf.c,$(wildcard src/common/*.c src/contract/*.c src/elf/*.c src/analyze/*.c src/trace/*.c src/receipts/*.c src/validate/*.c))
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_SRCS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)
 

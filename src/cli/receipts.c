@@ -108,6 +108,25 @@ static int open_store(const struct ropts *o, struct pb_store **s)
 	return err;
 }
 
+/* The preamble of the subcommands that take options only: parse them,
+ * refuse positional arguments, open the store. Returns -1 when the
+ * command should go on, else the exit status to return now. */
+static int start_no_args(int argc, char **argv, const char *cmd, struct ropts *o,
+			 struct pb_store **s)
+{
+	int rc = parse_opts(argc, argv, o);
+
+	if (rc < 0)
+		return rc == -2 ? EXIT_OK : EXIT_USAGE;
+	if (rc != argc) {
+		p_err("'receipts %s' takes no arguments", cmd);
+		return EXIT_USAGE;
+	}
+	if (open_store(o, s))
+		return EXIT_USAGE;
+	return -1;
+}
+
 static void fmt_time(json_int_t ns, char *buf, size_t sz)
 {
 	time_t t = (time_t)(ns / 1000000000);
@@ -197,15 +216,9 @@ static int cmd_log(int argc, char **argv)
 	size_t i;
 	int rc, ret = EXIT_USAGE;
 
-	rc = parse_opts(argc, argv, &o);
-	if (rc < 0)
-		return rc == -2 ? EXIT_OK : EXIT_USAGE;
-	if (rc != argc) {
-		p_err("'receipts log' takes no arguments");
-		return EXIT_USAGE;
-	}
-	if (open_store(&o, &s))
-		return EXIT_USAGE;
+	rc = start_no_args(argc, argv, "log", &o, &s);
+	if (rc >= 0)
+		return rc;
 	if (o.generation && resolve(s, o.generation, gen, rec))
 		goto out;
 	rc = lifelog__read(s, &entries, NULL);
@@ -484,15 +497,9 @@ static int cmd_verify(int argc, char **argv)
 	size_t i;
 	int rc, ok;
 
-	rc = parse_opts(argc, argv, &o);
-	if (rc < 0)
-		return rc == -2 ? EXIT_OK : EXIT_USAGE;
-	if (rc != argc) {
-		p_err("'receipts verify' takes no arguments");
-		return EXIT_USAGE;
-	}
-	if (open_store(&o, &s))
-		return EXIT_USAGE;
+	rc = start_no_args(argc, argv, "verify", &o, &s);
+	if (rc >= 0)
+		return rc;
 	rc = verify__store(s, &r);
 	pb_store__free(s);
 	if (rc) {
@@ -818,15 +825,9 @@ static int cmd_gc(int argc, char **argv)
 	size_t i;
 	int rc, lock_fd = -1, ret = EXIT_USAGE;
 
-	rc = parse_opts(argc, argv, &o);
-	if (rc < 0)
-		return rc == -2 ? EXIT_OK : EXIT_USAGE;
-	if (rc != argc) {
-		p_err("'receipts gc' takes no arguments");
-		return EXIT_USAGE;
-	}
-	if (open_store(&o, &g.s))
-		return EXIT_USAGE;
+	rc = start_no_args(argc, argv, "gc", &o, &g.s);
+	if (rc >= 0)
+		return rc;
 	/* writers put objects, then log them under this lock: hold it, and
 	 * spare young objects a writer may not have logged yet (--min-age) */
 	snprintf(lock, sizeof(lock), "%s/%s", o.store, PB_LIFELOG_LOCK);

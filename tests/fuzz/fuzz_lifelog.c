@@ -27,28 +27,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "receipts/receipts_int.h"
-
+#include "fuzz_tmp.h"
 
 static struct pb_store *store;
-static char log_path[256], base[64];
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	/* tmpfs: lifelog__append fsyncs every entry */
-	snprintf(base, sizeof(base), "%s", access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
+static char log_path[256];
 
 static size_t n_problems;
 
@@ -254,6 +236,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
 	pb_store__free(store);
 	store = NULL;
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fuzz_tmp_remove(dir);
 	return 0;
 }

@@ -28,27 +28,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "receipts/receipts_int.h"
+#include "fuzz_tmp.h"
 
 #define MAX_PARTS 10
 
-static char base[64];
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	snprintf(base, sizeof(base), "%s", access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
 
 static char hexes[MAX_PARTS][PB_DIGEST_HEX_LEN];
 
@@ -231,6 +214,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	verify_result__clear(&vr);
 out:
 	pb_store__free(s);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fuzz_tmp_remove(dir);
 	return 0;
 }

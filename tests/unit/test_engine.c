@@ -15,20 +15,7 @@
 #include "engine/engine.h"
 #include "trace/trace.h"
 
-static const char *build_dir(void)
-{
-	const char *b = getenv("PROBITY_BUILD");
-
-	return b ? b : "build";
-}
-
-static char demo_bin[4096], demo_manifest[4096];
-
-static void paths(void)
-{
-	snprintf(demo_bin, sizeof(demo_bin), "%s/demo/probity-demo", build_dir());
-	snprintf(demo_manifest, sizeof(demo_manifest), "%s/demo/demo.manifest.yaml", build_dir());
-}
+#include "demo_paths.h"
 
 /* records collected in --events mode */
 struct recs {
