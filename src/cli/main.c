@@ -18,10 +18,10 @@ int verbose;
 const char *bin_name = "probity";
 
 static const struct cmd main_cmds[] = {
-	{ "manifest", do_manifest, "check a resource manifest (lint)" },
+	{ "manifest", do_manifest, "check (lint) and show resource manifests" },
 	{ "plan",     do_plan,     "compile a manifest into an attach plan for a binary or process" },
 	{ "record",   do_record,   "record resource events and OS effects into a trace file" },
-	{ "health",   do_health,   "per-descriptor confidence of a recording, live or from a trace" },
+	{ "health",   do_health,   "per-descriptor confidence (validated/suspect/stale) from a trace" },
 	{ "report",   do_report,   "diagnose a trace: contention, leaks, churn, long holds" },
 	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
 	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
