@@ -73,8 +73,8 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	for (c = cmds; c->name; c++)
 		if (!strcmp(argv[0], c->name))
 			return c->fn(argc, argv);
-	p_err("unknown %s command '%s' (try '%s %s%shelp')", noun ? noun : "", argv[0],
-	      bin_name, noun ? noun : "", noun ? " " : "");
+	p_err("unknown %s%scommand '%s' (try '%s %s%shelp')", noun ? noun : "",
+	      noun ? " " : "", argv[0], bin_name, noun ? noun : "", noun ? " " : "");
 	return EXIT_USAGE;
 }
 
