@@ -1315,15 +1315,17 @@ int rejit__stop(struct rejit *r)
 		pthread_join(r->traffic, NULL);
 		r->traffic_started = false;
 	}
+	/* detach first, then log the retirement: the interval the log
+	 * states ends at or after the program's last invocation */
+	if (r->link_fd >= 0) {
+		close(r->link_fd);
+		r->link_fd = -1;
+	}
 	if (r->active) {
 		json_array_append_new(r->active->retired, json_string("stopped"));
 		if (r->active->logged)
 			err = pb_generation__retire(r->active->g, "stopped");
 		r->active = NULL;
-	}
-	if (r->link_fd >= 0) {	/* detach */
-		close(r->link_fd);
-		r->link_fd = -1;
 	}
 	for (i = 1; i < r->n_gens; i++)
 		gen_close(r, &r->gens[i]);
