@@ -269,7 +269,7 @@ static int get_mac(int sock, const char *dev, uint8_t mac[6])
 static int netns_setup(struct rejit *r, char *err, size_t errsz)
 {
 	char path[128];
-	int fd, e;
+	int fd, e = 0;
 
 	if (r->o.netns) {
 		snprintf(r->netns, sizeof(r->netns), "%s", r->o.netns);
