@@ -1139,6 +1139,23 @@ int rejit__run(struct rejit *r, char *err, size_t errsz)
 			r->window_start = pb_mono_ns();
 			next_epoch = r->window_start + r->o.profile_interval_ms * NS_PER_MS;
 		}
+		if (!r->active->generic) {	/* a writer other than us changed the map */
+			struct lb_cfg live;
+			uint32_t f;
+
+			cfg_read(r, &live);
+			for (f = 0; f < rj_n_cfg_fields; f++) {
+				char reason[160];
+
+				if (cfg_get(&live, f) == cfg_get(&r->active->cfg, f))
+					continue;
+				snprintf(reason, sizeof(reason), "deopt: config changed: %s %u -> %u (outside writer)",
+					 rj_cfg_fields[f].name, cfg_get(&r->active->cfg, f), cfg_get(&live, f));
+				deopt(r, reason);
+				r->cfg_epoch++;
+				break;
+			}
+		}
 		if (!r->active->generic) {
 			struct lb_prof p;
 			uint64_t gf;
