@@ -5,7 +5,8 @@
  * configured default verdict; IPv4 UDP to the service port (the VIP
  * traffic) is optionally filtered by a blocked source /24 (feature_acl),
  * given a backend by a hash of the source address and port, optionally
- * counted per backend (feature_stats) and bounced (XDP_TX); everything
+ * counted per backend (feature_stats) and bounced (XDP_TX) to the
+ * backend's MAC address (02:00:00:00:00:<backend>); everything
  * else passes. Every profiled branch increments one counter per side
  * (struct lb_prof), so the specializer can find the branch in the
  * bytecode and measure its bias. The configuration is read through
@@ -104,6 +105,12 @@ int lb_xdp(struct xdp_md *ctx)
 		COUNT(lb_prof.backend_pkts[b]);
 		__sync_fetch_and_add(&lb_prof.backend_bytes[b], (__u64)(data_end - data));
 	}
+	/* to the backend's MAC, 02:00:00:00:00:<b>; only after every
+	 * decision, so a guard that reruns the packet in the generic
+	 * program hands it over unmodified */
+	eth->h_dest[0] = 0x02;
+	eth->h_dest[1] = eth->h_dest[2] = eth->h_dest[3] = eth->h_dest[4] = 0;
+	eth->h_dest[5] = (__u8)b;
 	return verdict(XDP_TX);
 }
 

@@ -455,6 +455,33 @@ static void check_same_verdicts(int feature_acl, bool spike)
 		if (k == F_VIP && memcmp(gf0, gf1, sizeof(gf0)))
 			PB_FAIL("a VIP frame failed a guard");
 	}
+	/* the same backend: the inlined n_backends feeds the modulo */
+	for (k = 0; k < 64; k++) {
+		uint8_t buf[128];
+		__u64 b0[LB_MAX_BACKENDS], b1[LB_MAX_BACKENDS], b2[LB_MAX_BACKENDS];
+		uint32_t src = htonl(0x0a010000 + (uint32_t)k * 7919);
+		int j, wa = -1, wb = -1;
+		LIBBPF_OPTS(bpf_test_run_opts, o);
+
+		o.data_in = buf;
+		o.data_size_in = (__u32)frame(buf, F_VIP, sk->data_cfg->lb_cfg.vip_port, 0);
+		memcpy(buf + 26, &src, 4);
+		memcpy(b0, sk->bss->lb_prof.backend_pkts, sizeof(b0));
+		ASSERT_OK(bpf_prog_test_run_opts(gfd, &o));
+		memcpy(b1, sk->bss->lb_prof.backend_pkts, sizeof(b1));
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &o));
+		memcpy(b2, sk->bss->lb_prof.backend_pkts, sizeof(b2));
+		for (j = 0; j < LB_MAX_BACKENDS; j++) {
+			if (b1[j] != b0[j])
+				wa = j;
+			if (b2[j] != b1[j])
+				wb = j;
+		}
+		if (wa < 0 || wa != wb) {
+			PB_FAIL("source #%d: generic chose backend %d, specialized %d", k, wa, wb);
+			goto out;
+		}
+	}
 	if (feature_acl) {	/* the guard's fallback really decides: DROP */
 		ASSERT_EQ(run_verdict(fd, F_BLOCKED, sk->data_cfg->lb_cfg.vip_port, 0x0a0b0c00), XDP_DROP);
 	} else {
