@@ -9,7 +9,8 @@
 # unit tests replay that independently with BPF_PROG_TEST_RUN). Run 2
 # stops at SIGINT, with a dropped handoff (--inject-drop-handoff) and a
 # planted slow transform (--plant-spike): clean stop, the dropped handoff
-# leaves no record, the slow generation is named and measurably slow.
+# leaves no record (but `probity watch`, running alongside, saw its load
+# and link update), the slow generation is named and measurably slow.
 set -u
 P="$PROBITY_BUILD/probity"
 T="$PROBITY_BUILD/tests/test_rejit"
@@ -19,8 +20,10 @@ if [ "$(id -u)" != 0 ]; then echo "needs root for BPF"; exit 77; fi
 ip netns list >/dev/null 2>&1 || { echo "no 'ip netns'"; exit 77; }
 W=$(mktemp -d /tmp/pbrejit.XXXXXX)
 RPID=""
+WPID=""
 cleanup() {
 	[ -n "$RPID" ] && kill -INT "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
+	[ -n "$WPID" ] && kill -INT "$WPID" 2>/dev/null && wait "$WPID" 2>/dev/null
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -145,6 +148,13 @@ done
 # ---- run 2: SIGINT, a dropped handoff, a planted slow generation ----
 S2="$W/store2"
 printf 't=2 config feature_stats=0\n' >"$W/s2"
+# the independent observer alongside: it must see the handoff the
+# specializer did not record
+"$P" -j watch --store "$W/watch" -d 40 >"$W/watch.out" 2>"$W/watch.err" &
+WPID=$!
+i=0
+while ! grep -q observing "$W/watch.err" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+grep -q observing "$W/watch.err" || { cat "$W/watch.err"; err "watch did not become ready"; }
 "$P" -j rejit --store "$S2" --traffic 3000 --profile-interval 0.8 --script "$W/s2" \
 	--inject-drop-handoff 1 --plant-spike 2 --spike-rounds 4000 >"$W/sum2.json" 2>"$W/err2" &
 RPID=$!
@@ -181,6 +191,19 @@ logged = [x for x in g if x['logged']]
 for x in logged:
     assert [e for e in E if e['kind'] == 'unloaded' and e['generation_id'] == x['generation_id']], x
 assert E[-1]['kind'] == 'unloaded'
+EOPY
+
+kill -INT "$WPID"; wait "$WPID"; rc=$?; WPID=""
+[ $rc -eq 0 ] || { cat "$W/watch.err"; err "watch exited $rc"; }
+"$P" -j receipts log --store "$W/watch" >"$W/wlog.json" || err "observer log"
+python3 - "$W/sum2.json" "$W/wlog.json" <<'EOPY' || err "observer vs dropped handoff"
+import json, sys
+s = json.load(open(sys.argv[1])); E = json.load(open(sys.argv[2]))['entries']
+d = s['generations'][1]
+ups = [e for e in E if e['kind'] == 'link-updated' and e['new_prog_id'] == d['prog_id']]
+assert ups and ups[0]['op'] == 'update', ('observer missed the unlogged swap', d['prog_id'])
+ld = [e for e in E if e['kind'] == 'loaded' and e['prog_id'] == d['prog_id']]
+assert ld, 'observer missed the unlogged load'
 EOPY
 
 # usage errors
