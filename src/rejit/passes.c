@@ -317,32 +317,62 @@ static void ld_map(struct bpf_insn *o, int reg, int src, int fd, int32_t off)
 	o[1] = INSN(0, 0, 0, 0, off);
 }
 
+/* The fallback every guard shares: reload ctx, tail-call the generic
+ * program, and if that fails count it and return the fallback verdict. */
+static size_t fallback_tail(struct bpf_insn *t, const struct rj_guard *g)
+{
+	size_t n = 0;
+
+	t[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, g->ctx_slot, 0);
+	ld_map(t + n, BPF_REG_2, BPF_PSEUDO_MAP_FD, g->prog_array_fd, 0); n += 2;
+	t[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, 0);
+	t[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_tail_call);
+	/* only reached when the tail call failed (empty slot, limit) */
+	ld_map(t + n, BPF_REG_1, BPF_PSEUDO_MAP_VALUE, g->prof_fd, (int32_t)g->fallback_failed_off); n += 2;
+	t[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 1);
+	t[n++] = INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_1, BPF_REG_2, 0, BPF_ADD);
+	t[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, g->fallback_verdict);
+	t[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	return n;
+}
+
+static long find_seq(const struct rj_insns *p, const struct bpf_insn *seq, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + n <= p->n; i++)
+		if (!memcmp(&p->v[i], seq, n * sizeof(*seq)) && (i == 0 || !rj_is_ldimm64(&p->v[i - 1])))
+			return (long)i;
+	return -1;
+}
+
 int rj_pass_branch_spec(struct rj_insns *p, const struct rj_site *site, bool hot_taken,
 			const struct rj_guard *g, struct rj_report *r)
 {
-	struct bpf_insn stub[16];
-	size_t n = 0, s, j = site->jmp;
+	struct bpf_insn stub[8], tail[16];
+	size_t n = 0, nt, s, j = site->jmp;
+	long t;
 	bool cold_is_target;
 	int err;
 
 	report_begin(r, p);
 	if (j >= p->n || !rj_is_cond_jmp(&p->v[j]))
 		return -EINVAL;
-	/* counts the failure, reruns the packet in the generic program */
+	/* the fallback tail, once per program: a later guard reuses it */
+	nt = fallback_tail(tail, g);
+	t = find_seq(p, tail, nt);
+	if (t < 0) {
+		t = (long)p->n;
+		if ((err = rj_insns__insert(p, p->n, tail, nt)))
+			return err;
+	}
+	/* this guard's own part: count the failure, go to the tail */
 	ld_map(stub + n, BPF_REG_1, BPF_PSEUDO_MAP_VALUE, g->prof_fd, (int32_t)g->guard_fail_off); n += 2;
 	stub[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 1);
 	stub[n++] = INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_1, BPF_REG_2, 0, BPF_ADD);
-	stub[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_10, g->ctx_slot, 0);
-	ld_map(stub + n, BPF_REG_2, BPF_PSEUDO_MAP_FD, g->prog_array_fd, 0); n += 2;
-	stub[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, 0);
-	stub[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_tail_call);
-	/* only reached when the tail call failed (empty slot, limit) */
-	ld_map(stub + n, BPF_REG_1, BPF_PSEUDO_MAP_VALUE, g->prof_fd, (int32_t)g->fallback_failed_off); n += 2;
-	stub[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 1);
-	stub[n++] = INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_1, BPF_REG_2, 0, BPF_ADD);
-	stub[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, g->fallback_verdict);
-	stub[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 	s = p->n;
+	stub[n] = INSN(BPF_JMP | BPF_JA, 0, 0, (int16_t)(t - (long)(s + n) - 1), 0);
+	n++;
 	if ((err = rj_insns__insert(p, s, stub, n)))
 		return err;
 	cold_is_target = site->taken_is_target != hot_taken;

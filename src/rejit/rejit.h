@@ -131,11 +131,13 @@ struct rj_guard {
 };
 /* Branch specialization: the cold side of site (the side that is not
  * hot_taken) is cut off: it goes to a guard stub appended at the end,
- * which counts the failure and tail-calls slot 0 of the prog array (the
- * generic program reruns the packet from the start); if the tail call
- * fails, it counts that and returns fallback_verdict. The cold code,
- * now unreachable, goes with the next rj_pass_fold_dce. edits:
- * a = stub index, b = 1 cold side was the jump target / 0 fallthrough. */
+ * which counts the failure and jumps to the fallback tail (appended once
+ * per program, shared by every guard): reload ctx, tail-call slot 0 of
+ * the prog array (the generic program reruns the packet from the start);
+ * if the tail call fails, count that and return fallback_verdict. The
+ * cold code, now unreachable, goes with the next rj_pass_fold_dce.
+ * edits: a = stub index, b = 1 cold side was the jump target / 0
+ * fallthrough. */
 int rj_pass_branch_spec(struct rj_insns *p, const struct rj_site *site, bool hot_taken,
 			const struct rj_guard *g, struct rj_report *r);
 

@@ -226,6 +226,21 @@ TEST(test_find_site_and_specialize)
 	ASSERT_EQ(cold_counter, 0);
 	ASSERT_EQ(p.v[0].code, BPF_STX | BPF_MEM | BPF_DW);	/* the spill stays first */
 	ASSERT_OK(rj_insns__check(&p));
+	/* a second guard reuses the fallback tail: 5 more insns, one tail call */
+	{
+		size_t before = p.n;
+
+		g.guard_fail_off = 80;
+		ASSERT_OK(rj_pass_branch_spec(&p, &s, true, &g, &r));
+		ASSERT_EQ(p.n, before + 5);
+		for (i = 0, tail = 0; i < p.n; i++)
+			if (p.v[i].code == (BPF_JMP | BPF_CALL) && p.v[i].imm == BPF_FUNC_tail_call)
+				tail++;
+		ASSERT_EQ(tail, 1);
+		ASSERT_EQ(p.v[p.n - 1].code, BPF_JMP | BPF_JA);
+		ASSERT_EQ(p.v[target(&p, p.n - 1)].code, BPF_LDX | BPF_MEM | BPF_DW);	/* ctx reload */
+		ASSERT_OK(rj_insns__check(&p));
+	}
 	rj_insns__release(&p);
 
 	/* hot: not taken (the target); a `ja stub` goes after the branch */
