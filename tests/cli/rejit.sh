@@ -38,7 +38,7 @@ t=6.5 traffic normal
 t=6.5 config feature_stats=0
 EOS
 S="$W/store"
-"$P" -j rejit --store "$S" --duration 8.6 --traffic 3000 --profile-interval 0.9 \
+"$P" -j rejit --store "$S" --duration 9.2 --traffic 3000 --profile-interval 0.9 \
 	--guard-threshold 150 --script "$W/afternoon" >"$W/sum.json" 2>"$W/err" ||
 	{ cat "$W/err"; err "rejit exited $?"; exit 1; }
 grep -q "probity rejit: t=.* epoch 1:" "$W/err" || err "no progress lines on stderr"
