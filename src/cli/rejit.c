@@ -319,6 +319,10 @@ int do_rejit(int argc, char **argv)
 		p_err("--netns and --create-netns exclude each other");
 		goto out;
 	}
+	if (have_script && ro.duration_ms && script.n &&
+	    script.steps[script.n - 1].t_ms >= ro.duration_ms)
+		p_warn("--script: steps at or after --duration %.3gs (line %u) will not run",
+		       ro.duration_ms / 1000.0, script.steps[script.n - 1].line);
 	ro.store_dir = store;
 	ro.cfg_field = cfg_field;
 	ro.cfg_value = cfg_value;
