@@ -172,6 +172,16 @@ static void print_summary(json_t *sum)
 			printf("%s %s", k ? ";" : "", json_string_value(v));
 		printf("\n");
 	}
+	{
+		json_t *gd = json_object_get(sum, "guards"), *f;
+		const char *site;
+
+		printf("guard failures:");
+		json_object_foreach(json_object_get(gd, "failures"), site, f)
+			printf(" %s %lld", site, json_integer_value(f));
+		printf("; fallback tail calls failed: %lld\n",
+		       json_integer_value(json_object_get(gd, "fallback_failed")));
+	}
 	printf("%lld generations, %lld specialized, %lld deopts, %lld candidates refused, "
 	       "%lld epochs, %lld packets sent (%lld send errors)\n",
 	       (long long)json_array_size(gens),

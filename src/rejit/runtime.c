@@ -106,6 +106,7 @@ struct rejit {
 	uint32_t epoch, cfg_epoch;
 	uint64_t window_start;		/* CLOCK_MONOTONIC start of the epoch */
 	struct lb_prof base;		/* profile baseline (start of the epoch) */
+	struct lb_prof last_prof;	/* the counters when the run stopped */
 	uint64_t guard_base;		/* guard failures at the start of the window */
 	uint32_t handoffs, n_specialized, rejected, deopts;
 	json_t *swaps, *epochs, *steps_done;
@@ -1357,6 +1358,8 @@ int rejit__stop(struct rejit *r)
 	}
 	for (i = 1; i < r->n_gens; i++)
 		gen_close(r, &r->gens[i]);
+	if (r->prof_map)
+		prof_read(r, &r->last_prof);
 	if (r->cfg_map)
 		munmap(r->cfg_map, r->cfg_map_sz);
 	if (r->prof_map)
@@ -1386,8 +1389,15 @@ int rejit__stop(struct rejit *r)
 
 json_t *rejit__summary(const struct rejit *r)
 {
-	json_t *gens = json_array();
+	json_t *gens = json_array(), *guards = json_object(), *gf = json_object();
 	size_t i;
+	int s;
+
+	/* the counters as last read (the maps are gone after stop) */
+	for (s = 0; s < LB_NSITES; s++)
+		json_object_set_new(gf, site_names[s], json_integer((json_int_t)r->last_prof.guard_fail[s]));
+	json_object_set_new(guards, "failures", gf);
+	json_object_set_new(guards, "fallback_failed", json_integer((json_int_t)r->last_prof.fallback_failed));
 
 	for (i = 0; i < r->n_gens; i++) {
 		const struct rj_gen *g = &r->gens[i];
@@ -1408,10 +1418,10 @@ json_t *rejit__summary(const struct rejit *r)
 			"run_cnt", (json_int_t)g->run_cnt, "run_time_ns", (json_int_t)g->run_time_ns,
 			"equivalence", g->equivalence ? g->equivalence : json_null()));
 	}
-	return json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:O, s:I, s:I, s:I, s:O, s:O, s:{s:I, s:I}}",
+	return json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:O, s:o, s:I, s:I, s:I, s:O, s:O, s:{s:I, s:I}}",
 			 "store", r->o.store_dir, "netns", r->netns, "dev", r->o.dev,
 			 "ifindex", r->ifindex, "epochs", (json_int_t)r->epoch,
-			 "generations", gens, "swaps", r->swaps,
+			 "generations", gens, "swaps", r->swaps, "guards", guards,
 			 "deopts", (json_int_t)r->deopts, "rejected_candidates", (json_int_t)r->rejected,
 			 "specialized", (json_int_t)r->n_specialized,
 			 "profile", r->epochs, "script_steps", r->steps_done,

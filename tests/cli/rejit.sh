@@ -53,6 +53,7 @@ assert any(y.startswith('deopt: config changed: feature_acl 1 -> 0') for y in r)
 assert any(y.startswith('deopt: guard failures ') for y in r), r
 assert all(x['unloaded'] for x in g)
 assert d['rejected_candidates'] == 0
+assert d['guards']['fallback_failed'] == 0 and d['guards']['failures']['udp'] > 150, d['guards']
 assert d['traffic']['sent'] > 10000, d['traffic']
 for x in g[1:]:
     e = x['equivalence']
