@@ -331,8 +331,10 @@ int do_rejit(int argc, char **argv)
 	}
 	if (have_script && ro.duration_ms && script.n &&
 	    script.steps[script.n - 1].t_ms >= ro.duration_ms)
-		p_warn("--script: steps at or after --duration %.3gs (line %u) will not run",
-		       ro.duration_ms / 1000.0, script.steps[script.n - 1].line);
+		/* stderr even under -j: stdout holds one JSON document */
+		fprintf(stderr, "probity rejit: warning: --script: steps at or after --duration "
+			"%.3gs (line %u) will not run\n", ro.duration_ms / 1000.0,
+			script.steps[script.n - 1].line);
 	ro.store_dir = store;
 	ro.cfg_field = cfg_field;
 	ro.cfg_value = cfg_value;
@@ -353,7 +355,8 @@ int do_rejit(int argc, char **argv)
 	if (e)
 		p_err("%s", err);
 	if (rejit__stop(r))
-		p_warn("could not log every retirement/unload (see above)");
+		fprintf(stderr, "probity rejit: warning: could not log every retirement/unload "
+			"(see above)\n");
 	{
 		json_t *sum = rejit__summary(r);
 
