@@ -706,6 +706,7 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 		if (o && r->env)
 			json_object_set_new(o, "envelope", record_envelope__json(r->env));
 		json_print_and_free(o);
+		fflush(stdout);	/* whole, before the target (same stdout) is stopped */
 		return;
 	}
 	printf("recorded %llu events in %.2f s from pid %d (stopped by %s): %llu records, "
@@ -732,6 +733,7 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 		p_warn("%llu trace writes failed", (unsigned long long)r->write_errors);
 	print_confidence(r);
 	record_envelope__print(r->env);
+	fflush(stdout);
 }
 
 static void recorder_cleanup(struct recorder *r)

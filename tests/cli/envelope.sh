@@ -94,7 +94,7 @@ printf '{"format": "probity-envelope",\n "version": 1,,\n}\n' >"$T/broken.env"
 "$P" record -m "$DEMO_M" --envelope "$T/broken.env" -o "$T/x.trace" -- "$DEMO" $DEMO_ARGS \
 	>/dev/null 2>"$T/broken.err"
 rc=$?
-[ $rc -eq 2 ] && grep -q "broken.env:3:" "$T/broken.err" ||
+[ $rc -eq 2 ] && grep -q "broken.env:2:" "$T/broken.err" ||
 	err "broken envelope: exit $rc, expected 2 and FILE:LINE: $(cat "$T/broken.err")"
 
 # 4. clean runs against the envelope: the false-warning rate
@@ -137,7 +137,8 @@ assert d["confidence"] == {}, d["confidence"]
 assert d["confidence"] == json.load(open(sys.argv[1].replace("churn.json", "churn0.json")))["confidence"]
 print("ok   churn: ratio/demo.conn/USE:ACQUIRE = %.3f outside [%.3f, %.3f]; %d metric(s) left; confidence unchanged" % (w[0]["value"], w[0]["lo"], w[0]["hi"], len(e["warnings"])))
 ' || err "churn: the conn ratio was not flagged, or confidence moved"
-grep -q "warning: envelope: ratio/demo.conn/USE:ACQUIRE" "$T/churn.err" || err "churn: no warning on stderr"
+# under -j warnings are JSON lines on stdout; without -j, lines on stderr
+grep -q '^{"warning":"envelope: ratio/demo.conn/USE:ACQUIRE' "$T/churn.out" || err "churn: no -j warning line"
 "$P" -j health "$T/churn.trace" >"$T/churn.health"
 rc=$?
 [ $rc -eq 0 ] || err "churn: health exited $rc, expected 0 (envelope warnings are not states)"
