@@ -706,7 +706,6 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 		if (o && r->env)
 			json_object_set_new(o, "envelope", record_envelope__json(r->env));
 		json_print_and_free(o);
-		fflush(stdout);	/* whole, before the target (same stdout) is stopped */
 		return;
 	}
 	printf("recorded %llu events in %.2f s from pid %d (stopped by %s): %llu records, "
@@ -733,7 +732,6 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 		p_warn("%llu trace writes failed", (unsigned long long)r->write_errors);
 	print_confidence(r);
 	record_envelope__print(r->env);
-	fflush(stdout);
 }
 
 static void recorder_cleanup(struct recorder *r)
@@ -814,6 +812,9 @@ int do_record(int argc, char **argv)
 		p_err("cannot write trace file %s: %s", r.a.output, strerror(-err));
 		goto out;
 	}
+	/* the target shares stdout: its own output comes first, whatever
+	 * the length of the summary (stdio would flush a long one in parts) */
+	stop_child(&r);
 	print_summary(&r, why);
 	ret = why == TRACE_STOP_ERROR ? EXIT_FAILURE_RT :
 	      confidence__any_stale(r.conf) ? EXIT_STALE : EXIT_OK;

@@ -28,6 +28,7 @@ enum metric_type {
 	MT_DUR_P50,		/* median log2(ns) bucket of WAIT span / hold time */
 	MT_KEY_ALIGNED8,	/* records: instance keys that are 8-byte aligned */
 	MT_KEY_DISTINCT,	/* records: distinct keys among the first KEY_SEEN */
+	MT_TRANSITION,		/* records: next event of an ACQUIREd instance is K / any */
 	MT__COUNT,
 };
 
@@ -45,12 +46,14 @@ static const struct {
 	[MT_DUR_P50] = { "duration_p50_log2", 2.0, 30, false },
 	[MT_KEY_ALIGNED8] = { "key_aligned8", 0.05, 30, true },
 	[MT_KEY_DISTINCT] = { "key_distinct", 0.05, 30, true },
+	[MT_TRANSITION] = { "transition", 0.05, 30, true },
 };
 
 #define BAND_REL	0.2	/* half-width at least 20% of the median */
 #define BAND_SPREAD	0.5	/* and at least half the trained range */
 #define KEY_SEEN	512	/* key_distinct looks at the first 512 events */
 #define KEY_SLOTS	1024	/* open addressing, > 2 x KEY_SEEN */
+#define TRANS_SLOTS	8192	/* (resource, instance) -> last kind; lossy cache */
 #define MAX_METRICS	65536
 #define MAX_NAME	256
 
@@ -86,12 +89,22 @@ struct key_acc {
 };
 
 /* one window of evidence: cumulative counters at its start, records since */
+/* last event kind per (resource, instance), across windows of a run: a
+ * direct-mapped cache (a collision forgets the older instance) */
+struct trans_slot {
+	uint64_t instance;
+	uint32_t resource;	/* + 1; 0 = empty */
+	uint32_t kind;
+};
+
 struct window {
-	size_t n_desc;
+	size_t n_desc, n_res;
 	struct pb_desc_stats *base;
 	uint64_t open_ts;
 	bool started;
 	struct key_acc *keys;
+	struct trans_slot *trans;	/* TRANS_SLOTS, on the first record */
+	uint64_t (*after_acq)[4];	/* per resource: next kind after an ACQUIRE */
 };
 
 struct pb_envelope {
@@ -232,7 +245,7 @@ static int gen_candidates(const struct layout *l, struct metric **out, size_t *n
 
 	for (d = 0; !err && d < l->n_desc; d++) {
 		for (t = 0; !err && t < MT__COUNT; t++) {
-			if (t == MT_RATIO)
+			if (t == MT_RATIO || t == MT_TRANSITION)
 				continue;
 			if (t == MT_GUARD_PASS && !l->guard[d])
 				continue;
@@ -259,6 +272,15 @@ static int gen_candidates(const struct layout *l, struct metric **out, size_t *n
 				 pb_event_kind_str(ratio_kinds[k]));
 			err = push_metric(&ms, &n, &cap, MT_RATIO, -1, (int)r, ratio_kinds[k], name);
 		}
+		/* what follows an ACQUIRE of an instance (WAIT instances name the
+		 * container, not a member: not a transition of the instance) */
+		for (k = PB_EV_ACQUIRE; !err && k <= PB_EV_RELEASE; k++) {
+			if (!has[k])
+				continue;
+			snprintf(name, sizeof(name), "transition/%s/ACQUIRE>%s", l->res_name[r],
+				 pb_event_kind_str((int)k));
+			err = push_metric(&ms, &n, &cap, MT_TRANSITION, -1, (int)r, (int)k, name);
+		}
 	}
 	if (err) {
 		metrics_free(ms, n);
@@ -279,16 +301,20 @@ static void window_free(struct window *w)
 		free(w->keys[i].set);
 	free(w->keys);
 	free(w->base);
+	free(w->trans);
+	free(w->after_acq);
 	memset(w, 0, sizeof(*w));
 }
 
-static int window_init(struct window *w, size_t n_desc)
+static int window_init(struct window *w, size_t n_desc, size_t n_res)
 {
 	memset(w, 0, sizeof(*w));
 	w->n_desc = n_desc;
+	w->n_res = n_res;
 	w->base = calloc(n_desc + 1, sizeof(*w->base));
 	w->keys = calloc(n_desc + 1, sizeof(*w->keys));
-	if (!w->base || !w->keys) {
+	w->after_acq = calloc(n_res + 1, sizeof(*w->after_acq));
+	if (!w->base || !w->keys || !w->after_acq) {
 		window_free(w);
 		return -ENOMEM;
 	}
@@ -307,6 +333,7 @@ static void window_reset_keys(struct window *w)
 			memset(set, 0, KEY_SLOTS * sizeof(*set));
 		w->keys[i].set = set;
 	}
+	memset(w->after_acq, 0, (w->n_res + 1) * sizeof(*w->after_acq));
 }
 
 /* a new run: counters start from zero */
@@ -316,6 +343,32 @@ static void window_restart(struct window *w)
 	w->open_ts = 0;
 	w->started = false;
 	window_reset_keys(w);
+	if (w->trans)
+		memset(w->trans, 0, TRANS_SLOTS * sizeof(*w->trans));
+}
+
+/* count what follows an ACQUIRE of the same (resource, instance) */
+static int window_transition(struct window *w, const struct pb_rec_resource *r)
+{
+	struct trans_slot *s;
+	uint64_t h;
+
+	if (r->resource >= w->n_res || r->kind == PB_EV_WAIT || r->kind > PB_EV_RELEASE)
+		return 0;
+	if (!w->trans) {
+		w->trans = calloc(TRANS_SLOTS, sizeof(*w->trans));
+		if (!w->trans)
+			return -ENOMEM;
+	}
+	h = (r->instance ^ ((uint64_t)r->resource << 48)) * 0x9e3779b97f4a7c15ull;
+	s = &w->trans[h >> 51];		/* 13 bits: TRANS_SLOTS */
+	if (s->resource == (uint32_t)r->resource + 1 && s->instance == r->instance &&
+	    s->kind == PB_EV_ACQUIRE)
+		w->after_acq[r->resource][r->kind]++;
+	s->resource = (uint32_t)r->resource + 1;
+	s->instance = r->instance;
+	s->kind = r->kind;
+	return 0;
 }
 
 static int window_record(struct window *w, const void *rec, size_t len)
@@ -334,6 +387,8 @@ static int window_record(struct window *w, const void *rec, size_t len)
 	memcpy(&r, rec, sizeof(r));	/* may sit unaligned in a chunk */
 	if (r.descriptor >= w->n_desc || (r.flags & PB_RF_DEREF_FAULT))
 		return 0;
+	if (window_transition(w, &r))
+		return -ENOMEM;
 	a = &w->keys[r.descriptor];
 	a->n++;
 	if (!(r.instance & 7))
@@ -392,6 +447,14 @@ static bool metric_value(const struct metric *mt, const struct layout *l, const 
 			else if (l->kind[i] == mt->kind)
 				num += n;
 		}
+		goto ratio;
+	}
+	if (mt->type == MT_TRANSITION) {
+		if (mt->res < 0 || (size_t)mt->res >= l->n_res)
+			return false;
+		for (k = 0; k < 4; k++)
+			den += w->after_acq[mt->res][k];
+		num = mt->kind >= 0 && mt->kind < 4 ? w->after_acq[mt->res][mt->kind] : 0;
 		goto ratio;
 	}
 	if (mt->desc < 0 || (size_t)mt->desc >= l->n_desc)
@@ -520,7 +583,7 @@ struct pb_envelope *envelope__new(const struct manifest *m, const struct envelop
 	if (!err)
 		err = layout_init(&env->lay, m);
 	if (!err)
-		err = window_init(&env->win, env->lay.n_desc);
+		err = window_init(&env->win, env->lay.n_desc, env->lay.n_res);
 	if (!err)
 		err = gen_candidates(&env->lay, &env->metrics, &env->n_metrics);
 	if (err) {
@@ -857,7 +920,7 @@ static int parse_metric(struct pb_envelope *env, json_t *jm, size_t idx, const c
 	if (!s[0] || strlen(s) > MAX_NAME || !type_of_name(s, &type))
 		return perr(err, errlen, name, "%sname: expected TYPE/WHAT with TYPE one of share, "
 			    "ratio, guard_pass, new_generation, units_mean, duration_p50_log2, "
-			    "key_aligned8, key_distinct, found '%.80s'", path, s);
+			    "key_aligned8, key_distinct, transition, found '%.80s'", path, s);
 	mt->type = type;
 	mt->desc = mt->res = mt->kind = -1;
 	mt->name = strdup(s);
@@ -1194,7 +1257,7 @@ struct envelope_check *envelope_check__new(const struct pb_envelope *env, const 
 	chk->env = env;
 	err = layout_init(&chk->lay, m);
 	if (!err)
-		err = window_init(&chk->win, chk->lay.n_desc);
+		err = window_init(&chk->win, chk->lay.n_desc, chk->lay.n_res);
 	if (!err)
 		err = gen_candidates(&chk->lay, &cand, &n_cand);
 	if (!err) {

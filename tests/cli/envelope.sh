@@ -153,4 +153,27 @@ py "$T/churn.report" '
 assert [x for x in d["envelope"] if "ratio/demo.conn/USE:ACQUIRE" in x], d.get("envelope")
 assert all(c["state"] == c["initial"] for c in d["confidence"]), d["confidence"]
 ' || err "churn: report does not show the envelope warning"
+
+# 6. --events: key and transition metrics; churn turns ACQUIRE>USE into ACQUIRE>RELEASE
+"$P" -j train -m "$DEMO_M" -o "$T/ev.env" --runs 2 -d 3 --events -- \
+	"$DEMO" $DEMO_ARGS --pathology none >"$T/evtrain.out" 2>"$T/evtrain.err" ||
+	err "train --events exited $?: $(tail -3 "$T/evtrain.err")"
+py "$T/ev.env" '
+assert d["training"]["key_metrics"], d["training"]
+n = [x["name"] for x in d["metrics"]]
+assert "transition/demo.conn/ACQUIRE>USE" in n and "key_aligned8/conn_acquire" in n, n
+' || err "train --events: no key or transition metrics"
+"$P" -j record -m "$DEMO_M" -d 3 --events --envelope "$T/ev.env" -o "$T/evchurn.trace" -- \
+	"$DEMO" $DEMO_ARGS --pathology churn >"$T/evchurn.out" 2>"$T/evchurn.err"
+rc=$?
+[ $rc -eq 0 ] || err "churn --events: record exited $rc"
+summary "$T/evchurn.out" >"$T/evchurn.json"
+py "$T/evchurn.json" '
+e = d["envelope"]
+w = {x["metric"]: x for x in e["warnings"]}
+t = w["transition/demo.conn/ACQUIRE>RELEASE"]
+assert t["value"] > 0.7 and e["key_metrics_checked"], e
+assert d["confidence"] == {}, d["confidence"]
+print("ok   churn --events: transition/demo.conn/ACQUIRE>RELEASE = %.3f outside [%.3f, %.3f]" % (t["value"], t["lo"], t["hi"]))
+' || err "churn --events: the transition was not flagged"
 exit $fail

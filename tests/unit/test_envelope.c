@@ -103,13 +103,25 @@ static int sim_step(struct sim *s, void *ctx, rec_fn rf, snap_fn sf)
 	add(s, C_REL, conn);
 	s->cum[C_REL].hist[18] += conn;
 	if (s->records && rf) {
+		/* each connection: ACQUIRE, USE (cuse of them), RELEASE */
 		for (i = 0; i < conn; i++) {
 			struct pb_rec_resource r = { .hdr = { .type = PB_REC_RESOURCE,
 				.version = PB_EVENTS_VERSION, .size = sizeof(r) } };
 
-			r.descriptor = C_ACQ;
-			r.kind = 1;
+			r.resource = 1;
 			r.instance = s->small_keys ? 1 + i % 7 : s->next_key + 64 * (i % 8);
+			r.descriptor = C_ACQ;
+			r.kind = PB_EV_ACQUIRE;
+			if (rf(ctx, &r, sizeof(r)))
+				return -1;
+			if (i < cuse) {
+				r.descriptor = C_USE;
+				r.kind = PB_EV_USE;
+				if (rf(ctx, &r, sizeof(r)))
+					return -1;
+			}
+			r.descriptor = C_REL;
+			r.kind = PB_EV_RELEASE;
 			if (rf(ctx, &r, sizeof(r)))
 				return -1;
 		}
@@ -300,6 +312,34 @@ TEST(test_key_metrics_from_records)
 		sim_step(&s, chk, check_rec, check_snap);
 	ASSERT_NULL(find_warning(chk, "key_aligned8/c_acq"));
 	ASSERT_NULL(find_warning(chk, "key_distinct/c_acq"));
+	envelope_check__free(chk);
+	envelope__free(env);
+	manifest__free(m);
+}
+
+TEST(test_transition_from_records)
+{
+	struct manifest *m = load_manifest();
+	struct pb_envelope *env = train(m, true);
+	struct envelope_check *chk;
+	const struct envelope_warning *w;
+	struct sim s;
+	int i;
+
+	ASSERT_NOT_NULL(env);
+	chk = envelope_check__new(env, m);
+	ASSERT_NOT_NULL(chk);
+	sim_init(&s, 8);
+	s.records = true;
+	s.conn_use_ratio = 0.1;	/* ACQUIRE now mostly followed by RELEASE */
+	for (i = 0; i < 12; i++)
+		sim_step(&s, chk, check_rec, check_snap);
+	w = find_warning(chk, "transition/t.conn/ACQUIRE>USE");
+	ASSERT_NOT_NULL(w);
+	ASSERT_TRUE(w->value < 0.15);
+	w = find_warning(chk, "transition/t.conn/ACQUIRE>RELEASE");
+	ASSERT_NOT_NULL(w);
+	ASSERT_TRUE(w->value > 0.85 && w->lo < 0.1);
 	envelope_check__free(chk);
 	envelope__free(env);
 	manifest__free(m);
