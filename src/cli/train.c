@@ -229,8 +229,9 @@ static int train_trace(struct trainer *t, const char *path)
 	struct confidence_opts co = { .sz = sizeof(co) };
 	enum pb_confidence *init = NULL;
 	const struct trace_plan_desc *pd;
+	const struct confidence_change *ch;
 	struct trace_item it;
-	size_t n_desc, i, windows0;
+	size_t n_desc, i, windows0, n_ch;
 	int ret = EXIT_FAILURE_RT, rc;
 
 	if (!r) {
@@ -287,16 +288,18 @@ static int train_trace(struct trainer *t, const char *path)
 		p_err("%s: %s", path, strerror(-rc));
 		goto out;
 	}
-	for (i = 0; i < n_desc; i++) {
-		enum pb_confidence st = confidence__state(conf, (uint32_t)i);
+	/* a descriptor that went suspect even once (and recovered) is not clean */
+	ch = confidence__changes(conf, &n_ch);
+	for (i = 0; i < n_ch; i++) {
+		uint32_t ev = ch[i].descriptor < n_desc ? pd[ch[i].descriptor].event : 0;
 
-		if (st == PB_CONF_SUSPECT || st == PB_CONF_STALE) {
-			p_err("%s: not a clean run: %s went %s (%s); no envelope is trained on it",
-			      path, t->m->events[pd[i].event < t->m->n_events ? pd[i].event : 0].id,
-			      pb_confidence_str(st), confidence__reason(conf, (uint32_t)i));
-			ret = EXIT_FINDINGS;
-			goto out;
-		}
+		if (ch[i].to != PB_CONF_SUSPECT && ch[i].to != PB_CONF_STALE)
+			continue;
+		p_err("%s: not a clean run: %s went %s (%s); no envelope is trained on it",
+		      path, ev < t->m->n_events ? t->m->events[ev].id : "?",
+		      pb_confidence_str(ch[i].to), ch[i].reason);
+		ret = EXIT_FINDINGS;
+		goto out;
 	}
 	if (trace_reader__cut_reason(r))
 		p_warn("%s: %s; trained on what it holds", path, trace_reader__cut_reason(r));

@@ -3,7 +3,8 @@
 # "probity train"). On the demo:
 #   - train -- CMD: 3 clean runs (--pathology none) -> an envelope bound to
 #     the manifest digest and the demo's build-id; train --from the kept
-#     traces gives the same metrics; traces of another manifest are refused;
+#     traces gives the same metrics; traces of another manifest, and a run
+#     in which a descriptor went stale, are refused;
 #   - record --envelope with another manifest: refused, exit 2, nothing run;
 #   - 3 clean runs recorded with --envelope: the false-warning rate is
 #     printed; at most one run of three may warn (distributions are weak
@@ -81,6 +82,15 @@ rc=$?
 rc=$?
 [ $rc -eq 2 ] || err "train -m OTHER --from: exit $rc, expected 2"
 [ -e "$T/mixed.env" ] && err "train wrote an envelope for mixed inputs"
+# a run in which a descriptor went stale is not clean
+sed "s|@BINARY@|$FIX/objpool_borrowed|" tests/fixtures/validation/objpool.manifest.yaml >"$T/b.tmpl"
+scripts/fill-build-id.sh "$T/b.tmpl" "$FIX/objpool_borrowed" "$T/b.yaml" || exit 1
+"$P" record -m "$T/b.yaml" -o "$T/stale.trace" -- "$FIX/objpool_borrowed" 1.5 >/dev/null 2>&1
+"$P" train -o "$T/stale.env" --from "$T/stale.trace" >/dev/null 2>"$T/stale.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "not a clean run: obj_get went" "$T/stale.err" ||
+	err "train on a stale run: exit $rc, expected 1: $(cat "$T/stale.err")"
+[ -e "$T/stale.env" ] && err "train wrote an envelope from an unclean run"
 
 # 3. binding: an envelope of the demo's manifest refused for another one
 "$P" record -m "$T/objpool.yaml" --envelope "$T/clean.env" -o "$T/refused.trace" -- \
