@@ -18,11 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "cli.h"
 #include "analyze/trace_load.h"
 
 #define ENVELOPE_NOTE	"envelope: "
 #define DEFAULT_FOLLOW_MS	1000
+#define FOLLOW_WAIT_MS		10000	/* --follow: wait this long for TRACE to appear */
 
 /* what the lock says about the file being written */
 struct live_state {
@@ -256,7 +258,7 @@ int do_health(int argc, char **argv)
 	struct live_state ls = {};
 	long interval_ms = DEFAULT_FOLLOW_MS;
 	bool follow = false, again;
-	int opt, ret;
+	int opt, ret, waited;
 	char *end;
 
 	while ((opt = getopt_long(argc, argv, "+fh", opts, NULL)) >= 0) {
@@ -284,6 +286,11 @@ int do_health(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* record creates the trace once every probe is attached: give a
+	 * recording just started FOLLOW_WAIT_MS to create it */
+	for (waited = 0; access(argv[optind], F_OK) && errno == ENOENT && !health_stop &&
+			 waited < FOLLOW_WAIT_MS; waited += 100)
+		nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
 	for (;;) {
 		struct timespec nap = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
 
