@@ -134,6 +134,7 @@ static json_t *health_json(const struct loaded_trace *lt, const struct live_stat
 		if (is_envelope_note(lt->notes[i]))
 			json_array_append_new(env, json_string(lt->notes[i] + strlen(ENVELOPE_NOTE)));
 	json_object_set_new(o, "envelope", env);
+	json_object_set_new(o, "notes_dropped", json_integer((json_int_t)lt->notes_dropped));
 	return o;
 }
 
@@ -191,6 +192,9 @@ static void health_print(const struct loaded_trace *lt, const char *path,
 			printf("envelope (warning evidence only; states above are unaffected):\n");
 		printf("  %s\n", lt->notes[i] + strlen(ENVELOPE_NOTE));
 	}
+	if (lt->notes_dropped)
+		printf("(%zu more trace note(s) not read: at most %d are kept)\n", lt->notes_dropped,
+		       TRACE_LOAD_MAX_NOTES);
 	fflush(stdout);
 }
 
