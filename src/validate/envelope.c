@@ -29,6 +29,7 @@ enum metric_type {
 	MT_KEY_ALIGNED8,	/* records: instance keys that are 8-byte aligned */
 	MT_KEY_DISTINCT,	/* records: distinct keys among the first KEY_SEEN */
 	MT_TRANSITION,		/* records: next event of an ACQUIREd instance is K / any */
+	MT_UNITS_P50,		/* records: median log2 bucket of decoded units */
 	MT__COUNT,
 };
 
@@ -47,6 +48,7 @@ static const struct {
 	[MT_KEY_ALIGNED8] = { "key_aligned8", 0.05, 30, true },
 	[MT_KEY_DISTINCT] = { "key_distinct", 0.05, 30, true },
 	[MT_TRANSITION] = { "transition", 0.05, 30, true },
+	[MT_UNITS_P50] = { "units_p50_log2", 1.0, 30, true },
 };
 
 #define BAND_REL	0.2	/* half-width at least 20% of the median */
@@ -81,8 +83,11 @@ struct layout {
 	char **res_name;
 };
 
+#define UNIT_BUCKETS	65	/* 0, then [2^i, 2^(i+1)) as bucket i + 1 */
+
 struct key_acc {
 	uint64_t n, aligned8;
+	uint32_t units[UNIT_BUCKETS];	/* log2 histogram of decoded units */
 	uint32_t seen, distinct;
 	bool zero_seen;
 	uint64_t *set;		/* KEY_SLOTS, allocated on first record */
@@ -391,6 +396,7 @@ static int window_record(struct window *w, const void *rec, size_t len)
 		return -ENOMEM;
 	a = &w->keys[r.descriptor];
 	a->n++;
+	a->units[r.units ? 64 - __builtin_clzll(r.units) : 0]++;
 	if (!(r.instance & 7))
 		a->aligned8++;
 	if (a->seen >= KEY_SEEN)
@@ -500,6 +506,18 @@ static bool metric_value(const struct metric *mt, const struct layout *l, const 
 		num = w->keys[mt->desc].distinct;
 		den = w->keys[mt->desc].seen;
 		break;
+	case MT_UNITS_P50:
+		den = w->keys[mt->desc].n;
+		if (den < mtypes[mt->type].min_evidence)
+			return false;
+		half = (den + 1) / 2;
+		for (k = 0, acc = 0; k < UNIT_BUCKETS; k++) {
+			acc += w->keys[mt->desc].units[k];
+			if (acc >= half)
+				break;
+		}
+		*out = k;	/* 0: zero units; k: [2^(k-1), 2^k) */
+		return true;
 	default:
 		return false;
 	}
@@ -920,7 +938,8 @@ static int parse_metric(struct pb_envelope *env, json_t *jm, size_t idx, const c
 	if (!s[0] || strlen(s) > MAX_NAME || !type_of_name(s, &type))
 		return perr(err, errlen, name, "%sname: expected TYPE/WHAT with TYPE one of share, "
 			    "ratio, guard_pass, new_generation, units_mean, duration_p50_log2, "
-			    "key_aligned8, key_distinct, transition, found '%.80s'", path, s);
+			    "key_aligned8, key_distinct, transition, units_p50_log2, found "
+			    "'%.80s'", path, s);
 	mt->type = type;
 	mt->desc = mt->res = mt->kind = -1;
 	mt->name = strdup(s);

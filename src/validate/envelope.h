@@ -9,9 +9,9 @@
  * WAIT/ACQUIRE), guard pass rates, new-generation rates, mean decoded
  * units per event, the median log2 bucket of WAIT span / hold time, and,
  * when trained on --events traces, properties of the decoded instance keys
- * (8-byte alignment, distinct keys among the first events of a window)
- * and transition ratios (what kind of event follows an ACQUIRE of the
- * same instance).
+ * (8-byte alignment, distinct keys among the first events of a window),
+ * the median log2 bucket of decoded units and transition ratios (what kind
+ * of event follows an ACQUIRE of the same instance).
  * Training collects one value per metric per window over one or more
  * clean runs and derives a tolerance band [lo, hi] from their spread.
  *

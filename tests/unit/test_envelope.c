@@ -56,6 +56,7 @@ struct sim {
 	double conn_use_ratio;
 	bool records;
 	bool small_keys;	/* instance keys 1..7 instead of 8-aligned pointers */
+	uint64_t units;		/* decoded units in the records (default 1) */
 	uint64_t next_key;
 };
 
@@ -72,6 +73,7 @@ static void sim_init(struct sim *s, uint64_t seed)
 	s->conn_use_ratio = 1.0;
 	s->ts = 1000000000ull;
 	s->next_key = 0x7f0000001000ull;
+	s->units = 1;
 }
 
 static void add(struct sim *s, int d, uint64_t n)
@@ -109,6 +111,7 @@ static int sim_step(struct sim *s, void *ctx, rec_fn rf, snap_fn sf)
 				.version = PB_EVENTS_VERSION, .size = sizeof(r) } };
 
 			r.resource = 1;
+			r.units = s->units + (i & 1);	/* 1 and 2: log2 buckets 1 and 2 */
 			r.instance = s->small_keys ? 1 + i % 7 : s->next_key + 64 * (i % 8);
 			r.descriptor = C_ACQ;
 			r.kind = PB_EV_ACQUIRE;
@@ -340,6 +343,33 @@ TEST(test_transition_from_records)
 	w = find_warning(chk, "transition/t.conn/ACQUIRE>RELEASE");
 	ASSERT_NOT_NULL(w);
 	ASSERT_TRUE(w->value > 0.85 && w->lo < 0.1);
+	envelope_check__free(chk);
+	envelope__free(env);
+	manifest__free(m);
+}
+
+TEST(test_units_distribution_from_records)
+{
+	struct manifest *m = load_manifest();
+	struct pb_envelope *env = train(m, true);
+	struct envelope_check *chk;
+	const struct envelope_warning *w;
+	struct sim s;
+	int i;
+
+	ASSERT_NOT_NULL(env);
+	chk = envelope_check__new(env, m);
+	ASSERT_NOT_NULL(chk);
+	sim_init(&s, 9);
+	s.records = true;
+	s.units = 4096;		/* e.g. bytes where the training saw counts */
+	for (i = 0; i < 12; i++)
+		sim_step(&s, chk, check_rec, check_snap);
+	w = find_warning(chk, "units_p50_log2/c_acq");
+	ASSERT_NOT_NULL(w);
+	ASSERT_EQ((long long)w->value, 13);	/* [4096, 8192) */
+	ASSERT_TRUE(w->hi < 5);
+	ASSERT_NULL(find_warning(chk, "transition/t.conn/ACQUIRE>USE"));
 	envelope_check__free(chk);
 	envelope__free(env);
 	manifest__free(m);
