@@ -5,6 +5,8 @@
 #define PROBITY_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
 
@@ -46,5 +48,25 @@ int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
 int do_watch(int argc, char **argv);		/* src/cli/watch.c */
 int do_health(int argc, char **argv);		/* src/cli/health.c */
 int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
+int do_train(int argc, char **argv);		/* src/cli/train.c */
+
+/* record --envelope (src/cli/record_envelope.c): warnings only */
+struct record_envelope;
+struct plan;
+struct trace_writer;
+struct pb_desc_stats;
+struct envelope_binding;
+void envelope_binding_from_plan(const struct plan *p, struct envelope_binding *b);
+/* Load FILE and check its binding to p; an exit code (EXIT_OK: *out set). */
+int record_envelope__open(struct record_envelope **out, const char *path, const struct plan *p);
+void record_envelope__record(struct record_envelope *re, const void *rec, size_t len);
+/* Check one snapshot; new warnings go to w as notes and to stderr. */
+void record_envelope__snapshot(struct record_envelope *re, uint64_t ts_ns,
+			       const struct pb_desc_stats *desc, size_t n_desc,
+			       struct trace_writer *w, bool tty);
+void record_envelope__finish(struct record_envelope *re, struct trace_writer *w);
+json_t *record_envelope__json(const struct record_envelope *re);
+void record_envelope__print(const struct record_envelope *re);
+void record_envelope__free(struct record_envelope *re);
 
 #endif

@@ -1,22 +1,49 @@
-/* health.c (cli): `probity health TRACE`: per-descriptor confidence of a
- * recording (validated / candidate / degraded / suspect / stale) with the
- * invariant counts and the reasons of every change, replayed from the
- * trace's snapshots and violation samples by the confidence controller
- * (src/validate/, docs/validation.md). Live mode against a running
- * `record` is not implemented: run it on the trace file (readable while
- * being written, up to its last complete chunk).
+/* health.c (cli): `probity health TRACE [--follow] [--interval MS]`:
+ * per-descriptor confidence of a recording (validated / candidate /
+ * degraded / suspect / stale) with the invariant counts and the reasons of
+ * every change, replayed from the trace's snapshots and violation samples
+ * by the confidence controller (src/validate/, docs/validation.md), and
+ * the envelope warnings `record --envelope` wrote.
+ *
+ * Live: `record` writes a snapshot chunk every --interval and holds a lock
+ * on the trace while it records (trace_live__hold); health reads the trace
+ * up to its last complete chunk and asks who holds the lock, so a trace
+ * being written reads "recording in progress (pid N)". --follow re-reads
+ * it every --interval until the recording ends (or Ctrl-C); under -j each
+ * refresh is one JSON line.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli.h"
 #include "analyze/trace_load.h"
+
+#define ENVELOPE_NOTE	"envelope: "
+#define DEFAULT_FOLLOW_MS	1000
+#define FOLLOW_WAIT_MS		10000	/* --follow: wait this long for TRACE to appear */
+
+/* what the lock says about the file being written */
+struct live_state {
+	bool in_progress;
+	int pid;		/* the recorder, 0 unknown */
+	unsigned refresh;	/* 0-based, under --follow */
+};
+
+static volatile sig_atomic_t health_stop;
+
+static void on_health_stop(int sig)
+{
+	health_stop = sig;
+}
 
 static void health_help(FILE *out)
 {
 	fprintf(out,
-		"Usage: %s [-j] health TRACE\n"
+		"Usage: %s [-j] health TRACE [--follow] [--interval MS]\n"
 		"\n"
 		"Show each descriptor's runtime confidence in a trace written by 'probity\n"
 		"record': its state (validated, candidate, degraded, suspect, stale), the\n"
@@ -24,14 +51,20 @@ static void health_help(FILE *out)
 		"release_not_active, use_not_acquired, generation_overlap), and why every\n"
 		"state change happened, with the first violation samples. The manifest is\n"
 		"never edited. docs/validation.md documents invariants and thresholds.\n"
-		"A trace still being written is read up to its last complete chunk.\n"
+		"A trace still being written by 'record' is read up to its last complete\n"
+		"chunk (a snapshot every record --interval) and shown as a recording in\n"
+		"progress, with the recorder's pid. Envelope warnings ('record --envelope')\n"
+		"are listed as warning evidence; they never change a state.\n"
 		"\n"
 		"Options:\n"
+		"  -f, --follow         refresh until the recording ends (or Ctrl-C); with -j\n"
+		"                       one JSON document per line per refresh\n"
+		"      --interval MS    refresh interval for --follow, 100..60000 (default %d)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Exit status: 0 no descriptor suspect or stale; 1 some descriptor suspect\n"
-		"or stale; 2 usage error, unreadable or corrupt trace.\n",
-		bin_name);
+		"or stale (the last state shown); 2 usage error, unreadable or corrupt trace.\n",
+		bin_name, DEFAULT_FOLLOW_MS);
 }
 
 static const char *desc_id(const struct loaded_trace *lt, uint32_t i)
@@ -41,8 +74,14 @@ static const char *desc_id(const struct loaded_trace *lt, uint32_t i)
 	return ev < lt->manifest->n_events ? lt->manifest->events[ev].id : "?";
 }
 
-static json_t *health_json(const struct loaded_trace *lt)
+static bool is_envelope_note(const char *n)
 {
+	return !strncmp(n, ENVELOPE_NOTE, strlen(ENVELOPE_NOTE));
+}
+
+static json_t *health_json(const struct loaded_trace *lt, const struct live_state *ls)
+{
+	json_t *env = json_array();
 	const struct confidence_change *ch;
 	json_t *o = json_object(), *descs = json_array(), *changes = json_array();
 	size_t n, i;
@@ -87,16 +126,39 @@ static json_t *health_json(const struct loaded_trace *lt)
 	json_object_set_new(o, "descriptors", descs);
 	json_object_set_new(o, "changes", changes);
 	json_object_set_new(o, "complete", json_boolean(lt->ended));
+	json_object_set_new(o, "in_progress", json_boolean(ls->in_progress));
+	json_object_set_new(o, "recorder_pid", ls->in_progress && ls->pid ? json_integer(ls->pid) :
+			    json_null());
+	json_object_set_new(o, "target_pid", json_integer(lt->header.pid));
+	for (i = 0; i < lt->n_notes; i++)
+		if (is_envelope_note(lt->notes[i]))
+			json_array_append_new(env, json_string(lt->notes[i] + strlen(ENVELOPE_NOTE)));
+	json_object_set_new(o, "envelope", env);
+	json_object_set_new(o, "notes_dropped", json_integer((json_int_t)lt->notes_dropped));
 	return o;
 }
 
-static void health_print(const struct loaded_trace *lt, const char *path)
+static void health_print(const struct loaded_trace *lt, const char *path,
+			 const struct live_state *ls)
 {
 	const struct confidence_change *ch;
 	size_t n, i;
 	int k;
 
-	printf("health of %s%s\n", path, lt->ended ? "" : " (cut short or still being written)");
+	if (ls->refresh)
+		printf("\n");
+	if (ls->in_progress) {
+		char when[32] = "";
+		time_t now = time(NULL);
+		struct tm tm;
+
+		if (localtime_r(&now, &tm))
+			strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		printf("health of %s: recording in progress (pid %d, target pid %u), read at %s\n",
+		       path, ls->pid, lt->header.pid, when);
+	} else {
+		printf("health of %s%s\n", path, lt->ended ? "" : " (cut short: no recorder holds it)");
+	}
 	printf("  %-24s %-10s %-10s %10s  violations\n", "descriptor", "initial", "state", "events");
 	for (i = 0; i < lt->n_descs; i++) {
 		uint32_t d = (uint32_t)i;
@@ -123,21 +185,97 @@ static void health_print(const struct loaded_trace *lt, const char *path)
 	for (i = 0; i < n; i++)
 		printf("  %s: %s -> %s: %s\n", desc_id(lt, ch[i].descriptor),
 		       pb_confidence_str(ch[i].from), pb_confidence_str(ch[i].to), ch[i].reason);
+	for (i = 0, k = 0; i < lt->n_notes; i++) {
+		if (!is_envelope_note(lt->notes[i]))
+			continue;
+		if (!k++)
+			printf("envelope (warning evidence only; states above are unaffected):\n");
+		printf("  %s\n", lt->notes[i] + strlen(ENVELOPE_NOTE));
+	}
+	if (lt->notes_dropped)
+		printf("(%zu more trace note(s) not read: at most %d are kept)\n", lt->notes_dropped,
+		       TRACE_LOAD_MAX_NOTES);
+	fflush(stdout);
+}
+
+/* Read the trace once and show it; the exit code for that state. The lock
+ * is asked first: when nobody holds it, what is read is final. */
+static int health_once(const char *path, struct live_state *ls, bool *again)
+{
+	struct analysis_opts ao = { .sz = sizeof(ao) };
+	struct loaded_trace lt;
+	int err, ret = EXIT_OK, pid = 0;
+	size_t i;
+
+	err = trace_live__holder(path, &pid);
+	ls->in_progress = err > 0;
+	ls->pid = pid;
+	*again = ls->in_progress;
+	err = loaded_trace__load(&lt, path, &ao);
+	if (err) {
+		/* a recording that has not written its plan yet: wait for it */
+		if (ls->in_progress && err == -EBADMSG) {
+			loaded_trace__free(&lt);
+			if (json_output)
+				json_print_and_free(json_pack("{s:[], s:[], s:b, s:b, s:o, s:[]}",
+					"descriptors", "changes", "complete", 0, "in_progress", 1,
+					"recorder_pid", pid ? json_integer(pid) : json_null(), "envelope"));
+			else
+				printf("health of %s: recording in progress (pid %d), nothing readable "
+				       "yet\n", path, pid);
+			fflush(stdout);
+			ls->refresh++;
+			return EXIT_OK;
+		}
+		p_err("%s", lt.error[0] ? lt.error : strerror(-err));
+		loaded_trace__free(&lt);
+		*again = false;
+		return err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_USAGE;
+	}
+	if (lt.ended)
+		ls->in_progress = false;	/* written to its end: closing */
+	for (i = 0; i < lt.n_descs; i++) {
+		enum pb_confidence st = confidence__state(lt.conf, (uint32_t)i);
+
+		if (st == PB_CONF_SUSPECT || st == PB_CONF_STALE)
+			ret = EXIT_FINDINGS;
+	}
+	if (json_output)
+		json_print_and_free(health_json(&lt, ls));
+	else
+		health_print(&lt, path, ls);
+	loaded_trace__free(&lt);
+	ls->refresh++;
+	return ret;
 }
 
 int do_health(int argc, char **argv)
 {
+	enum { OPT_INTERVAL = 256 };
 	static const struct option opts[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct analysis_opts ao = { .sz = sizeof(ao) };
-	struct loaded_trace lt;
-	int opt, err, ret = EXIT_OK;
-	size_t i;
+	struct sigaction sa = { .sa_handler = on_health_stop };
+	struct live_state ls = {};
+	long interval_ms = DEFAULT_FOLLOW_MS;
+	bool follow = false, again;
+	int opt, ret, waited;
+	char *end;
 
-	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc, argv, "+fh", opts, NULL)) >= 0) {
 		switch (opt) {
+		case 'f': follow = true; break;
+		case OPT_INTERVAL:
+			errno = 0;
+			interval_ms = strtol(optarg, &end, 10);
+			if (errno || *end || interval_ms < 100 || interval_ms > 60000) {
+				p_err("--interval: expected 100..60000 (ms), found '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': health_help(stdout); return EXIT_OK;
 		default: health_help(stderr); return EXIT_USAGE;
 		}
@@ -146,22 +284,29 @@ int do_health(int argc, char **argv)
 		p_err("expected one TRACE (see '%s health --help')", bin_name);
 		return EXIT_USAGE;
 	}
-	err = loaded_trace__load(&lt, argv[optind], &ao);
-	if (err) {
-		p_err("%s", lt.error[0] ? lt.error : strerror(-err));
-		loaded_trace__free(&lt);
-		return err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_USAGE;
-	}
-	for (i = 0; i < lt.n_descs; i++) {
-		enum pb_confidence st = confidence__state(lt.conf, (uint32_t)i);
+	if (!follow)
+		return health_once(argv[optind], &ls, &again);
+	pretty_output = false;	/* JSON lines */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* record creates the trace once every probe is attached: give a
+	 * recording just started FOLLOW_WAIT_MS to create it */
+	for (waited = 0; access(argv[optind], F_OK) && errno == ENOENT && !health_stop &&
+			 waited < FOLLOW_WAIT_MS; waited += 100)
+		nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
+	for (;;) {
+		struct timespec nap = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
 
-		if (st == PB_CONF_SUSPECT || st == PB_CONF_STALE)
-			ret = EXIT_FINDINGS;
+		ret = health_once(argv[optind], &ls, &again);
+		if (!again || health_stop)
+			break;
+		while (nanosleep(&nap, &nap) && errno == EINTR && !health_stop)
+			;
+		if (health_stop)
+			break;
 	}
-	if (json_output)
-		json_print_and_free(health_json(&lt));
-	else
-		health_print(&lt, argv[optind]);
-	loaded_trace__free(&lt);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	return ret;
 }

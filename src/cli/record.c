@@ -40,6 +40,7 @@ struct record_args {
 	size_t ringbuf_bytes;		/* 0 = engine default */
 	int interval_ms;
 	char **cmd;			/* after "--"; NULL with --pid */
+	const char *envelope;		/* --envelope FILE: warnings only */
 };
 
 struct recorder {
@@ -50,6 +51,8 @@ struct recorder {
 	struct engine *e;
 	struct trace_writer *w;
 	struct confidence *conf;	/* runtime validation (docs/validation.md) */
+	struct record_envelope *env;	/* --envelope (record_envelope.c), or NULL */
+	int live_fd;			/* holds the trace's live lock (trace_live__hold) */
 	pid_t child;			/* spawned target, 0 if none */
 	int go_fd;			/* write end of the child's start pipe */
 	int child_status;
@@ -75,7 +78,7 @@ static void record_help(FILE *out)
 {
 	fprintf(out,
 		"Usage: %s [-j] record -m MANIFEST (--pid PID | -- CMD [ARGS]...) [-o FILE]\n"
-		"              [-d SECONDS] [--events] [--binary PATH]...\n"
+		"              [-d SECONDS] [--events] [--binary PATH]... [--envelope FILE]\n"
 		"\n"
 		"Attach the resource-event engine to a process as the manifest's attach plan\n"
 		"says (refusing exactly as 'plan' does) and write a trace file for 'report'.\n"
@@ -93,6 +96,8 @@ static void record_help(FILE *out)
 		"                       binary (ID=PATH in a multi-target manifest)\n"
 		"      --ringbuf-kib N  ring-buffer size in KiB for --events (default 8192)\n"
 		"      --interval MS    snapshot interval, 100..1000 ms (default %d)\n"
+		"      --envelope FILE  check the run against a distribution envelope from\n"
+		"                       'probity train'; leaving it is a warning only\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"With '-- CMD', CMD is started held until every probe is attached (no early\n"
@@ -119,7 +124,7 @@ static uint64_t now_ns(clockid_t clk)
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL };
+	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE };
 	static const struct option opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -129,6 +134,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "binary", required_argument, NULL, 'b' },
 		{ "ringbuf-kib", required_argument, NULL, OPT_RINGBUF },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "envelope", required_argument, NULL, OPT_ENVELOPE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -187,6 +193,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			}
 			a->interval_ms = (int)v;
 			break;
+		case OPT_ENVELOPE: a->envelope = optarg; break;
 		case 'h': record_help(stdout); return 1;
 		default: record_help(stderr); return -EINVAL;
 		}
@@ -369,6 +376,9 @@ static int open_trace(struct recorder *r)
 		free(mbuf);
 		return err;
 	}
+	r->live_fd = trace_live__hold(r->a.output);	/* 'health' sees it in progress */
+	if (r->live_fd < 0)
+		p_warn("cannot lock %s for live readers: %s", r->a.output, strerror(-r->live_fd));
 	err = trace_writer__manifest(r->w, mbuf, mlen);
 	free(mbuf);
 	if (!err)
@@ -387,6 +397,7 @@ static int write_record(const void *rec, size_t len, void *ctx)
 
 	if (len >= sizeof(*h) && h->type == PB_REC_VIOLATION)
 		confidence__sample(r->conf, rec, len);
+	record_envelope__record(r->env, rec, len);
 	if (trace_writer__record(r->w, rec, len))
 		r->write_errors++;
 	return 0;
@@ -451,6 +462,7 @@ static int take_snapshot(struct recorder *r)
 	if (err)
 		r->write_errors++;
 	judge_snapshot(r);
+	record_envelope__snapshot(r->env, r->snap.ts_ns, r->snap.desc, r->snap.n_desc, r->w, r->tty);
 	r->snapshots++;
 	r->last_snap_ns = r->snap.ts_ns;
 	return 0;
@@ -592,6 +604,7 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 			 (unsigned long long)r->snap.engine.stash_missing);
 		trace_writer__note(r->w, note);
 	}
+	record_envelope__finish(r->env, r->w);
 	e.end_mono_ns = r->snap.ts_ns;
 	e.records = trace_writer__records(r->w);
 	e.ringbuf_drops = r->snap.engine.ringbuf_drops;
@@ -690,6 +703,8 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 
 		if (o)
 			json_object_set_new(o, "confidence", confidence_json(r));
+		if (o && r->env)
+			json_object_set_new(o, "envelope", record_envelope__json(r->env));
 		json_print_and_free(o);
 		return;
 	}
@@ -716,14 +731,18 @@ static void print_summary(struct recorder *r, enum trace_stop_reason why)
 	if (r->write_errors)
 		p_warn("%llu trace writes failed", (unsigned long long)r->write_errors);
 	print_confidence(r);
+	record_envelope__print(r->env);
 }
 
 static void recorder_cleanup(struct recorder *r)
 {
 	engine__free(r->e);
 	confidence__free(r->conf);
+	record_envelope__free(r->env);
 	stop_child(r);
 	trace_writer__close(r->w);
+	if (r->live_fd >= 0)
+		close(r->live_fd);
 	plan__free(r->p);
 	manifest__free(r->m);
 	diags__free(r->diags);
@@ -732,7 +751,7 @@ static void recorder_cleanup(struct recorder *r)
 int do_record(int argc, char **argv)
 {
 	struct engine_opts eo = { .sz = sizeof(eo) };
-	struct recorder r = { .go_fd = -1 };
+	struct recorder r = { .go_fd = -1, .live_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_stop };
 	enum trace_stop_reason why;
 	int err, ret;
@@ -743,6 +762,11 @@ int do_record(int argc, char **argv)
 	ret = build_plan(&r);
 	if (ret != EXIT_OK)
 		goto out;
+	if (r.a.envelope) {	/* bound to this manifest and build: refused before attaching */
+		ret = record_envelope__open(&r.env, r.a.envelope, r.p);
+		if (ret != EXIT_OK)
+			goto out;
+	}
 	ret = EXIT_FAILURE_RT;
 	if (r.a.cmd) {
 		err = spawn_child(&r);
@@ -788,6 +812,9 @@ int do_record(int argc, char **argv)
 		p_err("cannot write trace file %s: %s", r.a.output, strerror(-err));
 		goto out;
 	}
+	/* the target shares stdout: its own output comes first, whatever
+	 * the length of the summary (stdio would flush a long one in parts) */
+	stop_child(&r);
 	print_summary(&r, why);
 	ret = why == TRACE_STOP_ERROR ? EXIT_FAILURE_RT :
 	      confidence__any_stale(r.conf) ? EXIT_STALE : EXIT_OK;

@@ -162,6 +162,20 @@ static json_t *confidence_json(const struct loaded_trace *lt)
 	return a;
 }
 
+/* `record --envelope` warnings (trace notes "envelope: ..."): weak
+ * evidence, listed apart from the findings, never a confidence change */
+static json_t *envelope_json(const struct loaded_trace *lt)
+{
+	static const char pfx[] = "envelope: ";
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < lt->n_notes; i++)
+		if (!strncmp(lt->notes[i], pfx, sizeof(pfx) - 1))
+			json_array_append_new(a, json_string(lt->notes[i] + sizeof(pfx) - 1));
+	return a;
+}
+
 /* only what changed or broke an invariant; silence means all held */
 static void print_confidence(const struct loaded_trace *lt, FILE *out)
 {
@@ -235,6 +249,7 @@ int do_report(int argc, char **argv)
 		}
 		json_object_set_new(doc, "trace", trace_facts_json(&lt, argv[optind]));
 		json_object_set_new(doc, "confidence", confidence_json(&lt));
+		json_object_set_new(doc, "envelope", envelope_json(&lt));
 		if (top) {
 			json_t *f = json_object_get(doc, "findings");
 

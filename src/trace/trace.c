@@ -2,6 +2,8 @@
  * Everything on disk goes through common/framing.c; this file only lays
  * out the header and chunk payloads. */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -512,4 +514,41 @@ void trace_reader__free(struct trace_reader *r)
 	free(r->note);
 	free(r->cut);
 	free(r);
+}
+
+/* ---- live recordings ---- */
+
+int trace_live__hold(const char *path)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETLK, &fl)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int trace_live__holder(const char *path, int *pid)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	/* F_GETLK with a write lock reports any read lock held by another process */
+	if (fcntl(fd, F_GETLK, &fl))
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	*pid = 0;
+	if (fl.l_type == F_UNLCK)
+		return 0;
+	*pid = fl.l_pid > 0 ? (int)fl.l_pid : 0;
+	return 1;
 }

@@ -202,4 +202,18 @@ bool trace_reader__ended_cleanly(const struct trace_reader *r);
 const char *trace_reader__cut_reason(const struct trace_reader *r);
 void trace_reader__free(struct trace_reader *r);
 
+/* ---- live recordings ----
+ * While `record` writes a trace it holds a POSIX read lock (fcntl
+ * F_SETLK) on the whole file, through a descriptor it keeps open until
+ * the end; the kernel drops it when the recorder exits, however it ends.
+ * A reader asks F_GETLK who holds it: a trace without an end chunk and
+ * with a holder is a recording in progress, without one it was cut. */
+
+/* Take the lock on path (after trace_writer__create). The descriptor, to
+ * keep open until the trace is closed, or -errno. */
+int trace_live__hold(const char *path);
+/* 1 when a process is writing path (*pid: its pid, 0 when it is in
+ * another pid namespace), 0 when none, or -errno. */
+int trace_live__holder(const char *path, int *pid);
+
 #endif
