@@ -26,6 +26,8 @@ static const struct cmd main_cmds[] = {
 	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
 	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
 	{ "watch",    do_watch,    "observe every BPF program load and link update on the machine" },
+	{ "sample",   do_sample,   "sample every CPU with the kernel's JIT symbol records" },
+	{ "attribute", do_attribute, "attribute samples or a time window to program generations" },
 	{ "version",  do_version,  "print the version and the libraries in use" },
 	{ 0 },
 };
