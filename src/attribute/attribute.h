@@ -53,7 +53,13 @@ struct sf_sample {		/* 40 bytes */
 	uint8_t pad[7];
 };
 
-struct sf_ksymbol {		/* 32 bytes + name (NUL-terminated, padded to 8) */
+/* Side-band records carry two times: `time` (the kernel's time stamp)
+ * and `time_max`, equal to it when the kernel stamped the record. When
+ * the kernel's stamp is missing (0: seen on 6.18 while another perf
+ * session with side-band records runs), `time` is the time of the
+ * previous record on that CPU and `time_max` the time the record was
+ * read: the event happened in [time, time_max]. */
+struct sf_ksymbol {		/* 40 bytes + name (NUL-terminated, padded to 8) */
 	uint16_t type, size;
 	uint32_t cpu;
 	uint64_t time;
@@ -61,9 +67,10 @@ struct sf_ksymbol {		/* 32 bytes + name (NUL-terminated, padded to 8) */
 	uint32_t len;
 	uint16_t ksym_type;	/* PERF_RECORD_KSYMBOL_TYPE_* */
 	uint16_t flags;		/* PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER */
+	uint64_t time_max;
 };
 
-struct sf_bpf_event {		/* 32 bytes */
+struct sf_bpf_event {		/* 40 bytes */
 	uint16_t type, size;
 	uint32_t cpu;
 	uint64_t time;
@@ -71,6 +78,7 @@ struct sf_bpf_event {		/* 32 bytes */
 	uint16_t flags;
 	uint32_t prog_id;
 	uint8_t tag[8];
+	uint64_t time_max;
 };
 
 struct sf_lost {		/* 32 bytes */
@@ -86,6 +94,7 @@ struct sf_record {
 	uint16_t type;
 	uint32_t cpu;
 	uint64_t time;
+	uint64_t time_max;	/* ksymbol, bpf_event: upper bound of time */
 	union {
 		struct { uint64_t ip; uint32_t pid, tid; uint8_t mode; } sample;
 		struct { uint64_t addr; uint32_t len; uint16_t ksym_type, flags; const char *name; } ksym;
@@ -100,10 +109,10 @@ int samples_writer__create(const char *path, const json_t *header, struct sample
 int samples_writer__snapshot(struct samples_writer *w, const json_t *snapshot);
 int samples_writer__sample(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t ip,
 			   uint32_t pid, uint32_t tid, uint8_t mode);
-int samples_writer__ksymbol(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t addr,
-			    uint32_t len, uint16_t ksym_type, uint16_t flags, const char *name);
-int samples_writer__bpf_event(struct samples_writer *w, uint32_t cpu, uint64_t time, uint16_t event,
-			      uint32_t prog_id, const uint8_t tag[8]);
+int samples_writer__ksymbol(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t time_max,
+			    uint64_t addr, uint32_t len, uint16_t ksym_type, uint16_t flags, const char *name);
+int samples_writer__bpf_event(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t time_max,
+			      uint16_t event, uint32_t prog_id, const uint8_t tag[8]);
 int samples_writer__lost(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t lost,
 			 uint64_t since);
 /* Flush buffered records as one chunk. */
@@ -140,7 +149,7 @@ struct pb_sampler_opts {
 
 struct pb_sampler_stats {
 	uint64_t samples, in_bpf_jit, kernel, user, ksymbols, bpf_events, lost, lost_records;
-	uint64_t snapshot_progs, bad_records;
+	uint64_t snapshot_progs, bad_records, time_estimated;
 };
 
 int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out);

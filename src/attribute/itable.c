@@ -579,6 +579,8 @@ int attr_table__add_record(struct attr_table *t, const struct sf_record *r)
 		t->file_start = r->time;
 	if (r->time > t->file_stop)
 		t->file_stop = r->time;
+	if (r->time_max > t->file_stop && r->type != SF_REC_SAMPLE)
+		t->file_stop = r->time_max;
 	if (r->type == SF_REC_SAMPLE)
 		return 0;
 	if (r->type == SF_REC_LOST) {
@@ -634,7 +636,8 @@ static int replay_ksyms(struct attr_table *t)
 			iv->addr = r->ksym.addr;
 			iv->len = r->ksym.len;
 			tag_of_sym(t->krecs[i].name, iv->tag);
-			iv->start_lo = iv->start_hi = iv->end_lo = r->time;
+			iv->start_lo = r->time;
+			iv->start_hi = iv->end_lo = r->time_max > r->time ? r->time_max : r->time;
 			iv->watched = true;
 			iv->src = SRC_KSYM;
 			iv->prog_id = 0;
@@ -652,7 +655,8 @@ static int replay_ksyms(struct attr_table *t)
 					best = iv;
 			}
 			if (best) {
-				best->end_lo = best->end_hi = r->time;
+				best->end_lo = r->time;
+				best->end_hi = r->time_max > r->time ? r->time_max : r->time;
 				best->end_observed = true;
 			}
 		} else if (r->type == SF_REC_BPF_EVENT && r->bpf.event == 1 /* PROG_LOAD */) {

@@ -86,6 +86,8 @@ static bool live_has(const struct pb_sampler *s, uint64_t ip)
 	return false;
 }
 
+static uint64_t now_mono(void);
+
 static uint64_t trailer_time(const struct perf_event_header *h)
 {
 	uint64_t t = 0;
@@ -101,8 +103,19 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	struct pb_sampler *s = ctx;
 	const uint8_t *p = (const uint8_t *)(h + 1);
 	size_t body = h->size - sizeof(*h);
-	uint64_t t = 0;
+	uint64_t t = 0, tmax = 0;
 	int err = 0;
+
+	if (h->type == PERF_RECORD_KSYMBOL || h->type == PERF_RECORD_BPF_EVENT) {
+		/* the kernel leaves the stamp 0 at times (another perf session
+		 * with side-band records running): bound it instead */
+		t = tmax = trailer_time(h);
+		if (!t) {
+			t = s->last_time[cpu] ?: s->start_mono;
+			tmax = now_mono();
+			s->st.time_estimated++;
+		}
+	}
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
@@ -138,7 +151,6 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 
 		if (body < 16 + 24)
 			break;
-		t = trailer_time(h);
 		memcpy(&addr, p, 8);
 		memcpy(&len, p + 8, 4);
 		memcpy(&kt, p + 12, 2);
@@ -153,7 +165,7 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			else
 				live_add(s, addr, len);
 		}
-		err = samples_writer__ksymbol(s->w, cpu, t, addr, len, kt, kf, name);
+		err = samples_writer__ksymbol(s->w, cpu, t, tmax, addr, len, kt, kf, name);
 		break;
 	}
 	case PERF_RECORD_BPF_EVENT: {
@@ -162,11 +174,10 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 
 		if (body < 16 + 24)
 			break;
-		t = trailer_time(h);
 		memcpy(&ev, p, 2);
 		memcpy(&id, p + 4, 4);
 		s->st.bpf_events++;
-		err = samples_writer__bpf_event(s->w, cpu, t, ev, id, p + 8);
+		err = samples_writer__bpf_event(s->w, cpu, t, tmax, ev, id, p + 8);
 		break;
 	}
 	case PERF_RECORD_LOST: {
@@ -186,8 +197,8 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	default:
 		return 0;
 	}
-	if (h->type == PERF_RECORD_SAMPLE || trailer_time(h))
-		s->last_time[cpu] = h->type == PERF_RECORD_SAMPLE ? t : trailer_time(h);
+	if (t > s->last_time[cpu] && (h->type == PERF_RECORD_SAMPLE || t == tmax))
+		s->last_time[cpu] = t;
 	if (err && !s->err)
 		s->err = err;
 	return 0;
@@ -244,6 +255,11 @@ static json_t *snapshot_progs(struct pb_sampler *s)
 		s->st.snapshot_progs++;
 	}
 	return progs;
+}
+
+static uint64_t now_mono(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
 }
 
 static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
@@ -365,14 +381,15 @@ int pb_sampler__finish(struct pb_sampler *s, const char *stopped_by)
 	if (!err)
 		err = s->err;
 	pb_sampler__stats(s, &st);
-	end = json_pack("{s:s, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+	end = json_pack("{s:s, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 			"stopped_by", stopped_by ?: "", "stop_mono_ns", (json_int_t)now_ns(CLOCK_MONOTONIC),
 			"stop_realtime_ns", (json_int_t)now_ns(CLOCK_REALTIME),
 			"stats", "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
 			"kernel", (json_int_t)st.kernel, "user", (json_int_t)st.user,
 			"ksymbol_records", (json_int_t)st.ksymbols, "bpf_event_records", (json_int_t)st.bpf_events,
 			"lost", (json_int_t)st.lost, "lost_records", (json_int_t)st.lost_records,
-			"snapshot_progs", (json_int_t)st.snapshot_progs, "bad_records", (json_int_t)st.bad_records);
+			"snapshot_progs", (json_int_t)st.snapshot_progs, "bad_records", (json_int_t)st.bad_records,
+			"sideband_time_estimated", (json_int_t)st.time_estimated);
 	err2 = samples_writer__close(s->w, end);
 	s->w = NULL;
 	json_decref(end);

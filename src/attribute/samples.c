@@ -139,10 +139,10 @@ int samples_writer__sample(struct samples_writer *w, uint32_t cpu, uint64_t time
 	return 0;
 }
 
-int samples_writer__ksymbol(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t addr,
-			    uint32_t len, uint16_t ksym_type, uint16_t flags, const char *name)
+int samples_writer__ksymbol(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t time_max,
+			    uint64_t addr, uint32_t len, uint16_t ksym_type, uint16_t flags, const char *name)
 {
-	size_t nl = strnlen(name ?: "", 255), size = (32 + nl + 1 + 7) & ~(size_t)7;
+	size_t nl = strnlen(name ?: "", 255), size = (40 + nl + 1 + 7) & ~(size_t)7;
 	uint8_t *p = rec_head(w, SF_REC_KSYMBOL, size, cpu, time);
 
 	if (!p)
@@ -151,12 +151,13 @@ int samples_writer__ksymbol(struct samples_writer *w, uint32_t cpu, uint64_t tim
 	put32(p + 24, len);
 	put16(p + 28, ksym_type);
 	put16(p + 30, flags);
-	memcpy(p + 32, name ?: "", nl);
+	put64(p + 32, time_max);
+	memcpy(p + 40, name ?: "", nl);
 	return 0;
 }
 
-int samples_writer__bpf_event(struct samples_writer *w, uint32_t cpu, uint64_t time, uint16_t event,
-			      uint32_t prog_id, const uint8_t tag[8])
+int samples_writer__bpf_event(struct samples_writer *w, uint32_t cpu, uint64_t time, uint64_t time_max,
+			      uint16_t event, uint32_t prog_id, const uint8_t tag[8])
 {
 	uint8_t *p = rec_head(w, SF_REC_BPF_EVENT, sizeof(struct sf_bpf_event), cpu, time);
 
@@ -165,6 +166,7 @@ int samples_writer__bpf_event(struct samples_writer *w, uint32_t cpu, uint64_t t
 	put16(p + 16, event);
 	put32(p + 20, prog_id);
 	memcpy(p + 24, tag, 8);
+	put64(p + 32, time_max);
 	return 0;
 }
 
@@ -236,7 +238,7 @@ static int parse_records(const uint8_t *p, size_t len, off_t chunk_off, const st
 		memset(&r, 0, sizeof(r));
 		r.type = type;
 		r.cpu = get32(p + off + 4);
-		r.time = get64(p + off + 8);
+		r.time = r.time_max = get64(p + off + 8);
 		switch (type) {
 		case SF_REC_SAMPLE:
 			if (size < sizeof(struct sf_sample))
@@ -247,18 +249,19 @@ static int parse_records(const uint8_t *p, size_t len, off_t chunk_off, const st
 			r.sample.mode = p[off + 32];
 			break;
 		case SF_REC_KSYMBOL:
-			if (size < 40)	/* head + at least the NUL of the name */
+			if (size < 48)	/* 40 + at least the NUL of the name */
 				goto short_rec;
 			r.ksym.addr = get64(p + off + 16);
 			r.ksym.len = get32(p + off + 24);
 			r.ksym.ksym_type = get16(p + off + 28);
 			r.ksym.flags = get16(p + off + 30);
-			if (!memchr(p + off + 32, 0, size - 32)) {
+			r.time_max = get64(p + off + 32);
+			if (!memchr(p + off + 40, 0, size - 40)) {
 				seterr(err, errsz, "chunk at offset %lld: ksymbol record at +%zu: name is not NUL-terminated",
 				       (long long)chunk_off, off);
 				return -EBADMSG;
 			}
-			r.ksym.name = (const char *)p + off + 32;
+			r.ksym.name = (const char *)p + off + 40;
 			break;
 		case SF_REC_BPF_EVENT:
 			if (size < sizeof(struct sf_bpf_event))
@@ -266,6 +269,7 @@ static int parse_records(const uint8_t *p, size_t len, off_t chunk_off, const st
 			r.bpf.event = get16(p + off + 16);
 			r.bpf.prog_id = get32(p + off + 20);
 			memcpy(r.bpf.tag, p + off + 24, 8);
+			r.time_max = get64(p + off + 32);
 			break;
 		case SF_REC_LOST:
 			if (size < sizeof(struct sf_lost))
@@ -276,6 +280,12 @@ static int parse_records(const uint8_t *p, size_t len, off_t chunk_off, const st
 		default:	/* a newer record type: skip it by its size */
 			off += size;
 			continue;
+		}
+		if (r.time_max < r.time) {
+			seterr(err, errsz, "chunk at offset %lld: record at +%zu: time_max %llu is before time %llu",
+			       (long long)chunk_off, off, (unsigned long long)r.time_max,
+			       (unsigned long long)r.time);
+			return -EBADMSG;
 		}
 		if (cb->record && (ret = cb->record(cb->ctx, &r)))
 			return ret;

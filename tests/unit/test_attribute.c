@@ -488,8 +488,8 @@ TEST(test_sample_file_roundtrip_and_torn_tail)
 	ASSERT_OK(samples_writer__snapshot(w, snap));
 	for (i = 0; i < 5000; i++)
 		ASSERT_OK(samples_writer__sample(w, i & 1, 1000 + i, 0xffffffffa0000000ull + i, 7, 8, SF_MODE_KERNEL));
-	ASSERT_OK(samples_writer__ksymbol(w, 0, 9000, 0xffffffffa0001000ull, 64, 1, 0, "bpf_prog_0102030405060708_f"));
-	ASSERT_OK(samples_writer__bpf_event(w, 0, 9001, 1, 42, tag));
+	ASSERT_OK(samples_writer__ksymbol(w, 0, 9000, 9000, 0xffffffffa0001000ull, 64, 1, 0, "bpf_prog_0102030405060708_f"));
+	ASSERT_OK(samples_writer__bpf_event(w, 0, 9001, 9002, 1, 42, tag));
 	ASSERT_OK(samples_writer__lost(w, 1, 9002, 3, 8000));
 	ASSERT_OK(samples_writer__close(w, h));
 	ASSERT_EQ(samples__read(path, &cb, err, sizeof(err)), 0);
@@ -742,7 +742,7 @@ static void burn_body(const char *dir, FILE *tl)
 	ASSERT_OK(burn(bpf_program__fd(g_bg[3].skel->progs.attr_burn), tl, "norcpt", NULL,
 		       fd_prog_id(bpf_program__fd(g_bg[3].skel->progs.attr_burn))));
 	if (tl)
-		fprintf(tl, "link %u\n", link_id(bpf_link__fd(g_xs.link)));
+		fprintf(tl, "link %u\npid %d\n", link_id(bpf_link__fd(g_xs.link)), (int)getpid());
 	pb_store__free(s);
 }
 
