@@ -624,7 +624,8 @@ static int replay_ksyms(struct attr_table *t)
 {
 	size_t i, j;
 
-	qsort(t->krecs, t->n_krecs, sizeof(*t->krecs), cmp_krec);
+	if (t->n_krecs)
+		qsort(t->krecs, t->n_krecs, sizeof(*t->krecs), cmp_krec);
 	for (i = 0; i < t->n_krecs; i++) {
 		const struct sf_record *r = &t->krecs[i].r;
 
@@ -879,7 +880,8 @@ static int build_segments(struct attr_table *t)
 			b->dead = true;
 		}
 	}
-	qsort(t->hos, t->n_hos, sizeof(*t->hos), cmp_ho);
+	if (t->n_hos)
+		qsort(t->hos, t->n_hos, sizeof(*t->hos), cmp_ho);
 	for (i = 0; i < t->n_hos; i++) {
 		struct handoff *h = &t->hos[i], *next = NULL;
 		struct segment *s;
@@ -979,7 +981,8 @@ int attr_table__build(struct attr_table *t)
 			t->ivs[i].end_lo = t->file_stop;
 	merge_ivs(t);
 	resolve_gens(t);
-	qsort(t->ivs, t->n_ivs, sizeof(*t->ivs), cmp_iv);
+	if (t->n_ivs)
+		qsort(t->ivs, t->n_ivs, sizeof(*t->ivs), cmp_iv);
 	while (t->n_ivs && t->ivs[t->n_ivs - 1].dead)
 		t->n_ivs--;
 	t->max_len = 0;
