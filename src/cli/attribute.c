@@ -230,6 +230,12 @@ static int attribute_perf_script(const char *path, struct attr_table *t, struct 
 		p_err("%s: %s", path, strerror(errno));
 		return EXIT_USAGE;
 	}
+	if (len >= 8 && !memcmp(buf, "PERFILE2", 8)) {
+		free(buf);
+		p_err("%s: this is a perf.data file; give the text of 'perf script -i %s -F time,cpu,pid,tid,ip,sym --ns'",
+		      path, path);
+		return EXIT_USAGE;
+	}
 	rc = attr_table__build(t);
 	if (!rc)
 		rc = perfscript__parse(buf, len, ps_sample, y, err, sizeof(err));
@@ -476,8 +482,12 @@ int do_attribute(int argc, char **argv)
 	} else {
 		struct stat st;
 
-		if (stat(input, &st) || !S_ISREG(st.st_mode)) {
-			p_err("%s: %s", input, errno && !S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+		if (stat(input, &st)) {
+			p_err("%s: %s", input, strerror(errno));
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			p_err("%s: not a regular file (expected a sample file or perf script text)", input);
 			goto out;
 		}
 		format = "perf script text";

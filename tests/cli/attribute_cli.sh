@@ -134,6 +134,8 @@ if [ "$HAVE_PERF" = 1 ] && [ -s "$W/perf.data" ]; then
 	"$P" -j attribute "$W/perf.txt" -s "$S" --list >"$W/pattr.json"; rc=$?
 	[ $rc -eq 0 ] || err "attribute of perf script text exited $rc"
 	check_attr "$W/pattr.json" "perf-script"
+	"$P" attribute "$W/perf.data" -s "$S" 2>"$W/pd.err"; rc=$?
+	[ $rc -eq 2 ] && grep -q "perf script" "$W/pd.err" || { cat "$W/pd.err"; err "perf.data given: rc $rc"; }
 	perf script -i "$W/perf.data" >"$W/perf2.txt" 2>/dev/null
 	"$P" -j attribute "$W/perf2.txt" -s "$S" | json "assert d['format'] == 'perf script text' and len(d['generations']) == 3, d" ||
 		err "attribute of default perf script layout"
