@@ -251,6 +251,17 @@ TEST(test_retired_without_successor)
 	ASSERT_EQ(r.status, ATTR_UNKNOWN);
 	ASSERT_EQ(r.reason, ATTR_R_NO_ACTIVATION);
 	attr_table__free(t);
+	/* unloaded while installed, no retirement: when it was detached is
+	 * unknown anywhere between its activation and the unload */
+	t = table_of(json_pack("[o, o, o]", loaded(GB, 11, TAG1, "0x2000", 0x100, 50),
+			       activated(GB, 11, 6, 100, 110, NULL), unloaded(GB, 11, 500, NULL, 0)));
+	ASSERT_NOT_NULL(t);
+	ASSERT_OK(attr_table__at(t, "link:6", 300, &r, NULL));
+	ASSERT_EQ(r.status, ATTR_UNKNOWN);
+	ASSERT_OK(attr_table__at(t, "link:6", 600, &r, NULL));
+	ASSERT_EQ(r.status, ATTR_UNKNOWN);
+	ASSERT_EQ(r.reason, ATTR_R_NO_ACTIVATION);
+	attr_table__free(t);
 }
 
 /* Kernel records lost while the sampler ran: a sample after the loss in
@@ -743,6 +754,15 @@ static void burn_body(const char *dir, FILE *tl)
 		       fd_prog_id(bpf_program__fd(g_bg[3].skel->progs.attr_burn))));
 	if (tl)
 		fprintf(tl, "link %u\npid %d\n", link_id(bpf_link__fd(g_xs.link)), (int)getpid());
+	/* teardown while the store is open: the unloads are logged */
+	bpf_link__destroy(g_xs.link);
+	g_xs.link = NULL;
+	ASSERT_OK(pb_generation__retire(g_bg[2].g, "detached"));
+	for (i = 1; i < 3; i++) {
+		attr_burn_bpf__destroy(g_bg[i].skel);
+		g_bg[i].skel = NULL;
+		ASSERT_OK(pb_generation__record_unloaded(g_bg[i].g));
+	}
 	pb_store__free(s);
 }
 
@@ -768,8 +788,6 @@ TEST(test_burn_generations)
 	g_xs.link = NULL;
 	for (i = 0; i < 4; i++) {
 		attr_burn_bpf__destroy(g_bg[i].skel);
-		if (g_bg[i].g && i && i < 3)
-			pb_generation__record_unloaded(g_bg[i].g);
 		pb_generation__free(g_bg[i].g);
 		memset(&g_bg[i], 0, sizeof(g_bg[i]));
 	}
