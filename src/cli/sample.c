@@ -156,19 +156,27 @@ int do_sample(int argc, char **argv)
 		goto out;
 	}
 	if (json_output)
-		json_print_and_free(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "output",
+		json_print_and_free(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "output",
 					      so.path, "stopped_by", stopped_by,
 					      "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
 					      "kernel", (json_int_t)st.kernel, "user", (json_int_t)st.user,
 					      "ksymbol_records", (json_int_t)st.ksymbols,
 					      "bpf_event_records", (json_int_t)st.bpf_events,
-					      "lost", (json_int_t)st.lost, "snapshot_progs", (json_int_t)st.snapshot_progs));
+					      "lost", (json_int_t)st.lost, "snapshot_progs", (json_int_t)st.snapshot_progs,
+					      "bad_records", (json_int_t)st.bad_records,
+					      "sideband_time_estimated", (json_int_t)st.time_estimated));
 	else
 		printf("sample: %llu samples (%llu kernel, %llu user), %llu in BPF JIT code; %llu ksymbol and %llu bpf_event records; %llu programs alive at start; %llu records lost; stopped by %s\n",
 		       (unsigned long long)st.samples, (unsigned long long)st.kernel, (unsigned long long)st.user,
 		       (unsigned long long)st.in_bpf_jit, (unsigned long long)st.ksymbols,
 		       (unsigned long long)st.bpf_events, (unsigned long long)st.snapshot_progs,
 		       (unsigned long long)st.lost, stopped_by);
+	if (st.bad_records)
+		p_warn("%llu malformed ring records: the rest of those rings' data was skipped",
+		       (unsigned long long)st.bad_records);
+	if (st.time_estimated && !json_output)
+		printf("sample: %llu side-band records came without a kernel time stamp; their times are bounded by the records around them\n",
+		       (unsigned long long)st.time_estimated);
 	ret = EXIT_OK;
 out:
 	pb_sampler__free(s);
