@@ -88,11 +88,12 @@ G1=$(awk '$1 == "burn" {print $2}' "$S.timeline" | sed -n 2p)
 G2=$(awk '$1 == "burn" {print $2}' "$S.timeline" | sed -n 4p)
 [ -n "$LINK" ] && [ -n "$G2" ] || { cat "$S.timeline"; err "timeline incomplete"; exit 1; }
 
-check_attr() {	# $1: attribute -j --list output file, $2: label
-	python3 - "$1" "$S.timeline" "$2" <<'PY' || err "$2: attribution does not match the timeline"
+check_attr() {	# $1: attribute -j --list output file, $2: label, $3: timeline ($S.timeline), $4: strict (1)
+	python3 - "$1" "${3:-$S.timeline}" "$2" "${4:-1}" <<'PY' || err "$2: attribution does not match the timeline"
 import json, sys
 d = json.load(open(sys.argv[1]))
 label = sys.argv[3]
+strict = sys.argv[4] == '1'	# else: only "never wrong" (records were lost on purpose)
 tl = [l.split() for l in open(sys.argv[2])]
 burns = [(x[0], x[1], int(x[2]), int(x[3]), int(x[4])) for x in tl if x[0] in ('burn', 'norcpt')]
 gens = {b[1] for b in burns if b[0] == 'burn'}
@@ -120,6 +121,8 @@ for s in d['samples']:
         # perf script mode knows no range for it (prog 0), only the symbol
         if s['reason'] == 'no receipt' and s['prog_id'] in (0, norcpt[2]):
             nr_ok += 1
+        elif not strict and s['reason'] == 'records lost':
+            nr_ok += 1
         else:
             nr_bad += 1
             print(label, 'norcpt sample not "no receipt"', s, file=sys.stderr)
@@ -128,6 +131,8 @@ print(label, 'attributed per generation:', {k[:12]: v for k, v in right.items()}
       {k: v['samples'] for k, v in d['unknown'].items()})
 assert wrong == 0, wrong
 assert nr_bad == 0, nr_bad
+if not strict:
+    sys.exit(0)
 assert set(right) == gens, (set(right), gens)
 assert all(v >= 5 for v in right.values()), right
 assert nr_ok >= 5, nr_ok
@@ -191,4 +196,17 @@ assert d['complete']
 "$P" attribute -s "$S" --window "$MID1..$MID1" --link "$LINK" | grep -q "whole.*$G1" || err "attribute --window (text)"
 "$P" attribute -s "$S" --window "$MID2..$MID0" --link "$LINK" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || err "reversed window exited $rc, expected 2"
+# Never wrong under loss: the same scenario again while sampling far
+# faster than a 1-page ring can carry; the kernel drops records (counted),
+# and whatever is attributed must still be right.
+"$P" sample -o "$W/l2.pbs" --pages 1 -F 20000 >"$W/l2.out" 2>"$W/l2.err" &
+SPID=$!
+i=0
+while ! grep -q "sampling" "$W/l2.err" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+PB_ATTR_STORE="$W/store2" "$T" test_burn_generations >"$W/t2.out" 2>&1 ||
+	{ cat "$W/t2.out"; err "test_burn_generations (second run) failed"; }
+kill -INT "$SPID"; wait "$SPID"; SPID=""
+"$P" -j attribute "$W/l2.pbs" -s "$W/store2" --list >"$W/l2.json" || err "attribute under loss exited $?"
+check_attr "$W/l2.json" "under-loss" "$W/store2.timeline" 0
+json "print('under loss: lost', d['summary']['lost_records'], 'records,', d['summary']['in_bpf_jit'], 'samples in BPF JIT,', {k: v['samples'] for k, v in d['generations'].items()})" <"$W/l2.json"
 exit $fail
