@@ -89,6 +89,7 @@ struct time_pair {
 
 struct gen_end {			/* retired / unloaded of a generation */
 	int gen;
+	uint32_t prog_id;		/* 0: not named */
 	uint64_t mono;
 	bool unloaded;
 	char reason[32];
@@ -447,6 +448,7 @@ static int add_end(struct attr_table *t, const json_t *e, bool unloaded)
 	if (!ge)
 		return -ENOMEM;
 	ge->gen = g;
+	ge->prog_id = (uint32_t)ju64(e, "prog_id");
 	ge->mono = ju64(e, "mono_ns");
 	ge->unloaded = unloaded;
 	snprintf(ge->reason, sizeof(ge->reason), "%s", unloaded ? "unloaded" : jstr(e, "reason") ?: "");
@@ -830,8 +832,10 @@ static struct segment *new_seg(struct attr_table *t, const char *key)
 	return s;
 }
 
-/* earliest retirement/unload of gen in (after, before) */
-static const struct gen_end *end_between(const struct attr_table *t, int gen, uint64_t after, uint64_t before)
+/* earliest retirement/unload of gen (the load prog, when both name it:
+ * the same generation may be loaded twice) in (after, before) */
+static const struct gen_end *end_between(const struct attr_table *t, int gen, uint32_t prog, uint64_t after,
+					 uint64_t before)
 {
 	const struct gen_end *best = NULL;
 	size_t i;
@@ -839,6 +843,8 @@ static const struct gen_end *end_between(const struct attr_table *t, int gen, ui
 	for (i = 0; gen >= 0 && i < t->n_ends; i++) {
 		const struct gen_end *e = &t->ends[i];
 
+		if (prog && e->prog_id && e->prog_id != prog)
+			continue;
 		if (e->gen == gen && e->mono > after && e->mono < before && (!best || e->mono < best->mono))
 			best = e;
 	}
@@ -939,7 +945,7 @@ static int build_segments(struct attr_table *t)
 		}
 		/* retired or unloaded before its recorded successor: it ended
 		 * there, and what ran after is unknown */
-		ge = end_between(t, s->gen, s->start_hi, s->end_lo);
+		ge = end_between(t, s->gen, s->prog_id, s->start_hi, s->end_lo);
 		if (s->status == ATTR_GENERATION && ge && strcmp(ge->reason, "replaced")) {
 			uint64_t old_end = s->end_hi;
 			struct segment *u;

@@ -251,6 +251,16 @@ TEST(test_retired_without_successor)
 	ASSERT_EQ(r.status, ATTR_UNKNOWN);
 	ASSERT_EQ(r.reason, ATTR_R_NO_ACTIVATION);
 	attr_table__free(t);
+	/* the same generation loaded twice (prog 10, then prog 13 on link 8):
+	 * the first load's unload does not end the second's activation */
+	t = table_of(json_pack("[o, o, o, o]", loaded(GA, 10, TAG1, "0x1000", 0x100, 50),
+			       loaded(GA, 13, TAG1, "0x5000", 0x100, 60),
+			       activated(GA, 13, 8, 100, 110, NULL), unloaded(GA, 10, 200, NULL, 0)));
+	ASSERT_NOT_NULL(t);
+	ASSERT_OK(attr_table__at(t, "link:8", 300, &r, NULL));
+	ASSERT_EQ(r.status, ATTR_GENERATION);
+	ASSERT_STREQ(r.generation_id, GA);
+	attr_table__free(t);
 	/* unloaded while installed, no retirement: when it was detached is
 	 * unknown anywhere between its activation and the unload */
 	t = table_of(json_pack("[o, o, o]", loaded(GB, 11, TAG1, "0x2000", 0x100, 50),
