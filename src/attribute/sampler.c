@@ -213,8 +213,8 @@ static json_t *snapshot_progs(struct pb_sampler *s)
 	while (!bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info), i, nk, nf;
-		uint64_t ksyms[64];
-		uint32_t lens[64];
+		uint64_t *ksyms;
+		uint32_t *lens;
 		char tag[17], a[24];
 		json_t *ranges;
 		int fd = bpf_prog_get_fd_by_id(id);
@@ -226,8 +226,16 @@ static json_t *snapshot_progs(struct pb_sampler *s)
 			close(fd);
 			continue;
 		}
-		nk = info.nr_jited_ksyms < 64 ? info.nr_jited_ksyms : 64;
-		nf = info.nr_jited_func_lens < 64 ? info.nr_jited_func_lens : 64;
+		nk = info.nr_jited_ksyms;
+		nf = info.nr_jited_func_lens;
+		ksyms = calloc(nk + 1, sizeof(*ksyms));
+		lens = calloc(nf + 1, sizeof(*lens));
+		if (!ksyms || !lens) {
+			free(ksyms);
+			free(lens);
+			close(fd);
+			continue;
+		}
 		memset(&info, 0, sizeof(info));
 		info.nr_jited_ksyms = nk;
 		info.jited_ksyms = (uintptr_t)ksyms;
@@ -235,10 +243,15 @@ static json_t *snapshot_progs(struct pb_sampler *s)
 		info.jited_func_lens = (uintptr_t)lens;
 		len = sizeof(info);
 		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
+			free(ksyms);
+			free(lens);
 			close(fd);
 			continue;
 		}
 		close(fd);
+		/* a program swapped in between the two calls may report more */
+		nk = info.nr_jited_ksyms < nk ? info.nr_jited_ksyms : nk;
+		nf = info.nr_jited_func_lens < nf ? info.nr_jited_func_lens : nf;
 		for (i = 0; i < 8; i++)
 			snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
 		ranges = json_array();
@@ -248,6 +261,8 @@ static json_t *snapshot_progs(struct pb_sampler *s)
 								(json_int_t)(i < nf ? lens[i] : 0)));
 			live_add(s, ksyms[i], i < nf ? lens[i] : 0);
 		}
+		free(ksyms);
+		free(lens);
 		json_array_append_new(progs, json_pack("{s:I, s:s, s:s, s:I, s:I, s:o}", "id", (json_int_t)id,
 						       "tag", tag, "name", info.name, "type", (json_int_t)info.type,
 						       "load_time_boot_ns", (json_int_t)info.load_time,
