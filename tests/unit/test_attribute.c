@@ -453,6 +453,10 @@ TEST(test_time_parse)
 	ASSERT_FALSE(a.realtime);
 	ASSERT_OK(pb_time__parse("mono:9653.028154", &a, err, sizeof(err)));
 	ASSERT_U64_EQ(a.ns, 9653028154000ull);
+	ASSERT_OK(pb_time__parse("9653.028154123", &a, err, sizeof(err)));
+	ASSERT_U64_EQ(a.ns, 9653028154123ull);
+	ASSERT_FALSE(a.realtime);
+	ASSERT_ERR(pb_time__parse("9653.", &a, err, sizeof(err)), -EINVAL);
 	ASSERT_OK(pb_time__parse("@1700000000.5", &a, err, sizeof(err)));
 	ASSERT_TRUE(a.realtime);
 	ASSERT_U64_EQ(a.ns, 1700000000500000000ull);
