@@ -732,6 +732,28 @@ static void leave_ns(void)
 	}
 }
 
+/* PB_ATTR_SYNC=PATH: after generation 0 is loaded and attached, create
+ * PATH.ready and wait (up to 60 s) for PATH.go, so that a sampler started
+ * in between finds generation 0 in its snapshot, not in its stream. */
+static int sync_point(void)
+{
+	const char *sync = getenv("PB_ATTR_SYNC");
+	char p[4200];
+	int i, fd;
+
+	if (!sync)
+		return 0;
+	snprintf(p, sizeof(p), "%s.ready", sync);
+	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	snprintf(p, sizeof(p), "%s.go", sync);
+	for (i = 0; i < 600 && access(p, F_OK); i++)
+		usleep(100000);
+	return access(p, F_OK) ? -ETIMEDOUT : 0;
+}
+
 static struct burn_gen g_bg[4];
 static struct xdp_swap g_xs;
 
@@ -750,6 +772,8 @@ static void burn_body(const char *dir, FILE *tl)
 		g_xs.ao = &ao;
 		ao.replaces = i ? g_bg[i - 1].g : NULL;
 		ASSERT_OK(pb_generation__activate(g_bg[i].g, &ao, i ? do_update : do_attach, &g_xs));
+		if (i == 0)
+			ASSERT_OK(sync_point());
 		ASSERT_OK(burn(bpf_program__fd(g_xs.prog), tl, "burn", pb_generation__id(g_bg[i].g),
 			       pb_generation__prog_id(g_bg[i].g)));
 		if (i == 1) {
