@@ -68,5 +68,14 @@ void record_envelope__finish(struct record_envelope *re, struct trace_writer *w)
 json_t *record_envelope__json(const struct record_envelope *re);
 void record_envelope__print(const struct record_envelope *re);
 void record_envelope__free(struct record_envelope *re);
+int do_sample(int argc, char **argv);		/* src/cli/sample.c */
+int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
+
+/* src/cli/attribute.c: a parsed TIME in CLOCK_MONOTONIC, converting wall
+ * clock times through the lifecycle entries' clock pairs (prints the
+ * error); 0 or -EINVAL. */
+struct attr_table;
+struct pb_time;
+int attribute__to_mono(const struct attr_table *t, const struct pb_time *tm, uint64_t *mono);
 
 #endif
