@@ -361,6 +361,127 @@ TEST(engine_address_reuse_gets_a_new_generation)
 	run__free(&r);
 }
 
+/* Run a mutants.c build (tests/fixtures/validation/) under the clean
+ * build's contract (mutants.manifest.yaml, build-id of that binary), then
+ * take a second snapshot once every expectation bound (50 ms) has passed:
+ * by then each lease is charged, at its late close or by the sweep. */
+static int run_mutant(struct run *r, const char *variant)
+{
+	char bin[4300], real[4200], hex[160], dir[] = "/tmp/pb-mutant-XXXXXX", path[4300];
+	const char *args[] = { "mutants", "0.6", NULL };
+	struct elf_image *img;
+	char *tmpl = NULL, *at;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	snprintf(bin, sizeof(bin), "%s/fixtures/mutants_%s", build_dir(), variant);
+	if (!realpath(bin, real))
+		return -errno;
+	img = elf_image__open(real);
+	if (!img)
+		return -errno;
+	err = elf_image__build_id_hex(img, hex, sizeof(hex));
+	elf_image__free(img);
+	if (err <= 0)
+		return -EINVAL;
+	f = fopen("tests/fixtures/validation/mutants.manifest.yaml", "r");
+	if (!f)
+		return -errno;
+	tmpl = calloc(1, 65536);
+	if (tmpl)
+		len = fread(tmpl, 1, 65535, f);
+	fclose(f);
+	if (!tmpl || !len || !mkdtemp(dir)) {
+		free(tmpl);
+		return -EIO;
+	}
+	snprintf(path, sizeof(path), "%s/m.yaml", dir);
+	f = fopen(path, "w");
+	if (!f) {
+		free(tmpl);
+		return -errno;
+	}
+	/* every @BINARY@ and @BUILD_ID@ (the comments name them too) */
+	for (at = tmpl; *at;) {
+		if (!strncmp(at, "@BINARY@", 8)) {
+			fputs(real, f);
+			at += 8;
+		} else if (!strncmp(at, "@BUILD_ID@", 10)) {
+			fputs(hex, f);
+			at += 10;
+		} else {
+			fputc(*at++, f);
+		}
+	}
+	fclose(f);
+	free(tmpl);
+	err = run_engine(r, path, real, args, false);
+	unlink(path);
+	rmdir(dir);
+	if (err)
+		return err;
+	usleep(60 * 1000);
+	return engine__snapshot(r->e, &r->snap);
+}
+
+static uint64_t viol(const struct run *r, const char *id, int inv)
+{
+	return r->snap.desc[desc_of(r->m, id)].violations[inv];
+}
+
+static uint64_t events(const struct run *r, const char *id)
+{
+	return r->snap.desc[desc_of(r->m, id)].events;
+}
+
+/* Invariants 4 and 5 count exactly: every lease of the LATE_CLOSE build
+ * misses its 50 ms bound, charged once, at its late close or, for the
+ * last ones never closed, by the snapshot sweep; every q_push of the
+ * BYTES build (64 "objects" each against a capacity of 16) is over
+ * capacity. The clean build breaks neither. */
+TEST(engine_expect_timeout_and_over_capacity_are_exact)
+{
+	struct run r;
+	size_t i;
+	int k;
+
+	REQUIRE_BPF();
+	ASSERT_OK(run_mutant(&r, "clean"));
+	ASSERT_GT(events(&r, "lease_open"), 100);
+	for (i = 0; i < r.snap.n_desc; i++)
+		ASSERT_EQ(r.snap.desc[i].violations[PB_INV_OVER_CAPACITY], 0);
+	/* a lease closes microseconds after it opens; a thread descheduled
+	 * for 50 ms in between would count, rarely */
+	ASSERT_TRUE(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT) * 100 < events(&r, "lease_open"));
+	run__free(&r);
+
+	ASSERT_OK(run_mutant(&r, "LATE_CLOSE"));
+	fprintf(stderr, "  late close: %llu leases, %llu expect_timeout, %llu closes\n",
+		(unsigned long long)events(&r, "lease_open"),
+		(unsigned long long)viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT),
+		(unsigned long long)events(&r, "lease_close"));
+	ASSERT_GT(events(&r, "lease_open"), 100);
+	/* the last 200 ms of leases are never closed: only the sweep sees them */
+	ASSERT_GT(events(&r, "lease_open"), events(&r, "lease_close") + 50);
+	ASSERT_U64_EQ(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT), events(&r, "lease_open"));
+	for (k = 0; k < PB_INV_SLOTS; k++)
+		if (k != PB_INV_EXPECT_TIMEOUT)
+			ASSERT_EQ(viol(&r, "lease_open", k), 0);
+	ASSERT_EQ(viol(&r, "lease_close", PB_INV_EXPECT_TIMEOUT), 0);
+	run__free(&r);
+
+	ASSERT_OK(run_mutant(&r, "BYTES"));
+	fprintf(stderr, "  bytes: %llu q_push, %llu over_capacity\n",
+		(unsigned long long)events(&r, "q_push"),
+		(unsigned long long)viol(&r, "q_push", PB_INV_OVER_CAPACITY));
+	ASSERT_GT(events(&r, "q_push"), 100);
+	ASSERT_U64_EQ(viol(&r, "q_push", PB_INV_OVER_CAPACITY), events(&r, "q_push"));
+	ASSERT_EQ(viol(&r, "q_done", PB_INV_OVER_CAPACITY), 0);
+	ASSERT_EQ(viol(&r, "obj_get", PB_INV_OVER_CAPACITY), 0);
+	run__free(&r);
+}
+
 /* ---- trace file (no BPF) ---- */
 
 static void write_trace(const char *path, bool end, size_t n_recs)
