@@ -28,3 +28,10 @@ $(BUILD)/fixtures/mutants_%: tests/fixtures/validation/mutants.c mk/validation-f
 	$(VAL_FIX_CC) -D$* -o $@ $<
 
 TEST_FIXTURES += $(BUILD)/fixtures/mutants_clean $(foreach m,$(MUTANTS),$(BUILD)/fixtures/mutants_$(m))
+
+# two threads pinning one shared frame (tests/unit/test_engine.c)
+$(BUILD)/fixtures/sharedpin: tests/fixtures/validation/sharedpin.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -o $@ $<
+
+TEST_FIXTURES += $(BUILD)/fixtures/sharedpin

@@ -38,6 +38,7 @@
 #define CMP_GE		5
 
 #define WAKE_WINDOW_NS	(500 * 1000ULL)	/* "recently released": 500 us */
+#define ACQ_TRIES	8	/* ACQUIRE retries while a concurrent event settles the entry */
 
 const volatile __u32 filter_tgid = 0;	/* 0: every process the links fire in */
 const volatile bool emit_events = false;
@@ -579,7 +580,10 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 				ds->release_woken_spans++;
 		}
 		break;
-	case EV_ACQUIRE:
+	case EV_ACQUIRE: {
+		bool settled = false, gen_taken = false;
+		int i;
+
 		st = bpf_map_lookup_elem(&instances, &key);
 		if (st && st->pending_ts) {
 			bool recent = c->now - st->pending_ts <= PB_REORDER_NS;
@@ -609,78 +613,114 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 				break;
 			}
 		}
-		if (st && (d->flags & PB_DF_SHARED) &&
-		    (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
-			__sync_fetch_and_add(&st->holders, 1);
-			__sync_fetch_and_add(&st->units, (__s64)units);
-			gen = st->generation;
-			owner = st->owner_tid;
-			flags |= PB_RF_SHARED_HOLD;
-			rs->outstanding_units += (__s64)units;
-			/* another holder of units already counted against
-			 * the capacity: it takes none more */
-			expect_check(st, EV_ACQUIRE, false, c, instance);
-			expect_arm(st, d, c);
-		} else if (st) {
-			/* A new lifetime replaces one never released: the model says
-			 * the instance was still owned. With a generation counter, a
-			 * different generation means two lifetimes overlap. */
-			if ((d->flags & PB_DF_GEN_COUNTER) && st->generation != gen)
-				violation(d, c, ds, PB_INV_GEN_OVERLAP, instance, st->generation,
-					  gen, st->owner_tid);
-			else
-				violation(d, c, ds, PB_INV_DOUBLE_ACQUIRE, instance,
-					  st->generation, gen, st->owner_tid);
-			if (!(d->flags & PB_DF_GEN_COUNTER))
-				gen = next_generation(res);
-			/* the replaced lifetime ends here */
-			expect_check(st, EV_ACQUIRE, true, c, instance);
-			rs->outstanding_units += (__s64)units - st->units;
-			cap_add(d, c, ds, res, (__s64)units - st->cap_units, instance, gen);
-			st->generation = gen;
-			st->acquire_ts = c->now;
-			st->units = (__s64)units;
-			st->cap_units = (__s64)units;
-			st->owner_tid = tid;
-			st->holders = 1;
-			owner = tid;
-			flags |= PB_RF_NEW_GENERATION;
-			ds->new_generations++;
-			expect_arm(st, d, c);
-		} else {
-			struct inst_state ns = {};
-
-			if (!(d->flags & PB_DF_GEN_COUNTER))
-				gen = next_generation(res);
-			ns.generation = gen;
-			ns.acquire_ts = c->now;
-			ns.units = (__s64)units;
-			ns.cap_units = (__s64)units;
-			ns.owner_tid = tid;
-			ns.holders = 1;
-			if ((d->flags & PB_DF_EXPECT) && !met) {
-				ns.expect_ts = c->now;
-				ns.expect_tid = tid;
-				ns.expect_desc = di + 1;
-			}
-			if (bpf_map_update_elem(&instances, &key, &ns, BPF_NOEXIST) == -E2BIG) {
-				struct pb_engine_stats *es = estats();
-
-				if (es)
-					es->instance_map_full++;
-				rs->state_full++;
-				flags |= PB_RF_STATE_FULL;
-			} else {
-				rs->live_instances++;
-				rs->outstanding_units += (__s64)units;
+		/* Concurrent events on one key (a shared frame pinned by two
+		 * threads at once, or pinned while its last holder releases
+		 * it) race between lookup, insert and delete: retry until the
+		 * entry is settled, at most ACQ_TRIES times, then count the
+		 * identity as lost (instance_map_full), never guessed. */
+		for (i = 0; i < ACQ_TRIES; i++) {
+			if (st && st->pending_ts)
+				break;	/* a tombstone appeared meanwhile */
+			if (st && st->holders <= 0) {
+				/* its last RELEASE ended it and is deleting it */
+				st = NULL;
+			} else if (st && (d->flags & PB_DF_SHARED) &&
+				   (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
+				if (__sync_fetch_and_add(&st->holders, 1) <= 0) {
+					/* ended between the check and the add */
+					__sync_fetch_and_add(&st->holders, -1);
+					st = NULL;
+				} else {
+					__sync_fetch_and_add(&st->units, (__s64)units);
+					gen = st->generation;
+					owner = st->owner_tid;
+					flags |= PB_RF_SHARED_HOLD;
+					rs->outstanding_units += (__s64)units;
+					/* another holder of units already counted
+					 * against the capacity: it takes none more */
+					expect_check(st, EV_ACQUIRE, false, c, instance);
+					expect_arm(st, d, c);
+					settled = true;
+					break;
+				}
+			} else if (st) {
+				/* A new lifetime replaces one never released: the model
+				 * says the instance was still owned. With a generation
+				 * counter, a different generation means two lifetimes
+				 * overlap. */
+				if ((d->flags & PB_DF_GEN_COUNTER) && st->generation != gen)
+					violation(d, c, ds, PB_INV_GEN_OVERLAP, instance,
+						  st->generation, gen, st->owner_tid);
+				else
+					violation(d, c, ds, PB_INV_DOUBLE_ACQUIRE, instance,
+						  st->generation, gen, st->owner_tid);
+				if (!(d->flags & PB_DF_GEN_COUNTER))
+					gen = next_generation(res);
+				/* the replaced lifetime ends here */
+				expect_check(st, EV_ACQUIRE, true, c, instance);
+				rs->outstanding_units += (__s64)units - st->units;
+				cap_add(d, c, ds, res, (__s64)units - st->cap_units, instance, gen);
+				st->generation = gen;
+				st->acquire_ts = c->now;
+				st->units = (__s64)units;
+				st->cap_units = (__s64)units;
+				st->owner_tid = tid;
+				st->holders = 1;
+				owner = tid;
 				flags |= PB_RF_NEW_GENERATION;
 				ds->new_generations++;
-				cap_add(d, c, ds, res, (__s64)units, instance, gen);
+				expect_arm(st, d, c);
+				settled = true;
+				break;
 			}
+			if (!st) {
+				struct inst_state ns = {};
+				long err;
+
+				if (!(d->flags & PB_DF_GEN_COUNTER) && !gen_taken) {
+					gen = next_generation(res);
+					gen_taken = true;
+				}
+				ns.generation = gen;
+				ns.acquire_ts = c->now;
+				ns.units = (__s64)units;
+				ns.cap_units = (__s64)units;
+				ns.owner_tid = tid;
+				ns.holders = 1;
+				if ((d->flags & PB_DF_EXPECT) && !met) {
+					ns.expect_ts = c->now;
+					ns.expect_tid = tid;
+					ns.expect_desc = di + 1;
+				}
+				owner = tid;
+				err = bpf_map_update_elem(&instances, &key, &ns, BPF_NOEXIST);
+				if (!err) {
+					rs->live_instances++;
+					rs->outstanding_units += (__s64)units;
+					flags |= PB_RF_NEW_GENERATION;
+					ds->new_generations++;
+					cap_add(d, c, ds, res, (__s64)units, instance, gen);
+					settled = true;
+					break;
+				}
+				if (err != -EEXIST)
+					break;	/* full */
+				/* opened (or still being deleted) on another CPU */
+				st = bpf_map_lookup_elem(&instances, &key);
+			}
+		}
+		if (!settled) {
+			struct pb_engine_stats *es = estats();
+
+			if (es)
+				es->instance_map_full++;
+			rs->state_full++;
+			flags |= PB_RF_STATE_FULL;
 			owner = tid;
 		}
 		hold_add(tid, res, 1);
 		break;
+	}
 	case EV_USE:
 		st = bpf_map_lookup_elem(&instances, &key);
 		if (st && st->pending_ts && c->now - st->pending_ts > PB_REORDER_NS) {
@@ -703,6 +743,7 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 		break;
 	case EV_RELEASE: {
 		struct thread_state *t;
+		__s32 old_holders;
 
 		st = bpf_map_lookup_elem(&instances, &key);
 		if (st && st->pending_ts && c->now - st->pending_ts > PB_REORDER_NS) {
@@ -717,12 +758,22 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 			hold_back(st, &key, di, 1, c, &flags, rs);
 			break;
 		}
+		old_holders = __sync_fetch_and_add(&st->holders, -1);
+		if (old_holders <= 0) {
+			/* ended by a concurrent RELEASE, being deleted: this
+			 * one has no lifetime left to end */
+			__sync_fetch_and_add(&st->holders, 1);
+			ds->not_active++;
+			flags |= PB_RF_NOT_ACTIVE;
+			hold_back(NULL, &key, di, 1, c, &flags, rs);
+			break;
+		}
 		if (!(d->flags & PB_DF_GEN_COUNTER))
 			gen = st->generation;
 		owner = st->owner_tid;
 		rs->outstanding_units -= (__s64)units;
 		__sync_fetch_and_add(&st->units, -(__s64)units);
-		if (__sync_fetch_and_add(&st->holders, -1) <= 1) {
+		if (old_holders <= 1) {
 			dur = c->now - st->acquire_ts;
 			ds->total_ns += dur;
 			ds->hist[log2_bucket(dur)]++;

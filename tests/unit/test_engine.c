@@ -190,18 +190,23 @@ TEST(engine_counts_equal_demo_truth_under_leak)
 	ASSERT_EQ(acq, jint(r.summary, "bufpool", "gets") - jint(r.summary, "bufpool", "read_errors"));
 	ASSERT_EQ(rel, jint(r.summary, "bufpool", "puts"));
 	ASSERT_GT(r.snap.res[res].live_instances, 0);
-	/* The units gauge is kept from the probes' observation order. When an
-	 * ACQUIRE's return probe is observed after another thread's RELEASE
-	 * of the same (shared, pinned) frame, the engine reorders and counts
-	 * it (engine.reordered); each such race may leave the gauge off by
-	 * one unit, never more. Without reordering it must be exact. */
-	{
+	/* Exact. Two threads pinning one frame at once, or one pinning it
+	 * while its last holder releases it, race on the instance entry; the
+	 * engine retries the ACQUIRE until the entry settles (engine.bpf.c,
+	 * ACQ_TRIES) and counts an unsettled one as lost identity
+	 * (instance_map_full), never as a unit: only lost evidence may
+	 * leave the gauge off, by at most one unit each. */
+	fprintf(stderr, "  leak: outstanding units %lld, reordered %llu, identity lost %llu\n",
+		(long long)r.snap.res[res].outstanding_units,
+		(unsigned long long)r.snap.engine.reordered,
+		(unsigned long long)r.snap.engine.instance_map_full);
+	if (!r.snap.engine.instance_map_full) {
+		ASSERT_EQ(r.snap.res[res].outstanding_units, leaked);
+	} else {
 		long long diff = (long long)r.snap.res[res].outstanding_units - leaked;
-		long long slack = (long long)r.snap.engine.reordered;
+		long long lost = (long long)r.snap.engine.instance_map_full;
 
-		fprintf(stderr, "  leak: outstanding units %lld, reordered %lld\n",
-			(long long)r.snap.res[res].outstanding_units, slack);
-		ASSERT_TRUE(diff >= -slack && diff <= slack);
+		ASSERT_TRUE(diff >= -lost && diff <= lost);
 	}
 	ASSERT_EQ(ds[desc_of(r.m, "page_read_miss")].events, jint(r.summary, "bufpool", "misses"));
 	ASSERT_EQ(ds[desc_of(r.m, "conn_acquire")].events, jint(r.summary, "connpool", "acquires"));
@@ -479,6 +484,75 @@ TEST(engine_expect_timeout_and_over_capacity_are_exact)
 	ASSERT_U64_EQ(viol(&r, "q_push", PB_INV_OVER_CAPACITY), events(&r, "q_push"));
 	ASSERT_EQ(viol(&r, "q_done", PB_INV_OVER_CAPACITY), 0);
 	ASSERT_EQ(viol(&r, "obj_get", PB_INV_OVER_CAPACITY), 0);
+	run__free(&r);
+}
+
+/* Two threads pin and unpin one shared frame as fast as they can
+ * (tests/fixtures/validation/sharedpin.c): ACQUIREs race with the RELEASE
+ * that ends the generation and with each other's insert of an untracked
+ * frame. Each must join or open a generation, never be lost: units and
+ * live generations end at 0, no USE/RELEASE is "not active". Before the
+ * ACQUIRE retry (engine.bpf.c, ACQ_TRIES) a hold added to an entry being
+ * deleted, or a failed concurrent insert counted as opened, left the
+ * gauge off by one per race. */
+TEST(engine_shared_pins_race_exactly)
+{
+	char bin[4300], dir[] = "/tmp/pb-pin-XXXXXX", path[4200], hex[160];
+	const char *args[] = { "sharedpin", "20000", NULL };
+	struct elf_image *img;
+	struct run r;
+	FILE *f;
+	int k;
+
+	REQUIRE_BPF();
+	snprintf(bin, sizeof(bin), "%s/fixtures/sharedpin", build_dir());
+	ASSERT_NOT_NULL(realpath(bin, path));
+	snprintf(bin, sizeof(bin), "%s", path);
+	img = elf_image__open(bin);
+	ASSERT_NOT_NULL(img);
+	ASSERT_GT(elf_image__build_id_hex(img, hex, sizeof(hex)), 0);
+	elf_image__free(img);
+	ASSERT_NOT_NULL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/pin.yaml", dir);
+	f = fopen(path, "w");
+	ASSERT_NOT_NULL(f);
+	fprintf(f,
+		"manifest: 1\nname: sharedpin\n"
+		"targets:\n  - id: main\n    binary: %s\n    build_id: \"%s\"\n"
+		"resources:\n  - { name: fx.frame, class: pool, units: pins, capacity: 1, shared: true }\n"
+		"events:\n"
+		"  - id: pin\n    resource: fx.frame\n    kind: ACQUIRE\n"
+		"    site: { symbol: frame_pin, at: return }\n"
+		"    instance: retval\n    returns: value\n    confidence: validated\n"
+		"  - id: unpin\n    resource: fx.frame\n    kind: RELEASE\n"
+		"    site: { symbol: frame_unpin, at: entry }\n"
+		"    instance: arg0\n    returns: void\n    confidence: validated\n",
+		bin, hex);
+	fclose(f);
+	ASSERT_OK(run_engine(&r, path, bin, args, false));
+	unlink(path);
+	rmdir(dir);
+	ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	fprintf(stderr, "  pins: %llu ACQUIRE (%llu joined), %llu RELEASE, units %lld, live %lld, "
+		"not active %llu, lost %llu, reordered %llu\n",
+		(unsigned long long)r.snap.desc[0].events,
+		(unsigned long long)(r.snap.desc[0].events - r.snap.desc[0].new_generations),
+		(unsigned long long)r.snap.desc[1].events,
+		(long long)r.snap.res[0].outstanding_units, (long long)r.snap.res[0].live_instances,
+		(unsigned long long)r.snap.desc[1].not_active,
+		(unsigned long long)r.snap.engine.instance_map_full,
+		(unsigned long long)r.snap.engine.reordered);
+	ASSERT_EQ(r.snap.desc[0].events, 40000);
+	ASSERT_EQ(r.snap.desc[1].events, 40000);
+	ASSERT_EQ(r.snap.engine.instance_map_full, 0);
+	ASSERT_EQ(r.snap.desc[1].not_active, 0);
+	ASSERT_EQ(r.snap.res[0].outstanding_units, 0);
+	ASSERT_EQ(r.snap.res[0].live_instances, 0);
+	/* capacity 1 pin-frame: a shared hold takes nothing more */
+	for (k = 0; k < PB_INV_SLOTS; k++) {
+		ASSERT_EQ(r.snap.desc[0].violations[k], 0);
+		ASSERT_EQ(r.snap.desc[1].violations[k], 0);
+	}
 	run__free(&r);
 }
 
