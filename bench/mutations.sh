@@ -171,7 +171,7 @@ for v, (want, inv, what) in MUT.items():
 demo = {"what": "clean demo (build/demo/probity-demo, demo.manifest.yaml, --duration 2), runs with any confidence change",
         "runs_per_pathology": demo_runs, "pathologies": {}}
 for path in ("none", "leak"):
-    changed, viol, events, lead = 0, [], [], 0
+    changed, viol, events, lead, by = 0, [], [], 0, {}
     for n in range(demo_runs):
         r = load("demo_" + path, n)
         h = r["health"]
@@ -180,6 +180,10 @@ for path in ("none", "leak"):
             continue
         changed += bool(h["changes"]) or any(x["state"] != x["initial"] for x in h["descriptors"])
         viol.append(sum(sum(x["violations"].values()) for x in h["descriptors"]))
+        for x in h["descriptors"]:
+            for k, c in x["violations"].items():
+                if c:
+                    by["%s.%s" % (x["id"], k)] = by.get("%s.%s" % (x["id"], k), 0) + c
         events.append(sum(x["events"] for x in h["descriptors"]))
         fs = (r["report"] or {}).get("findings", [])
         lead += bool(fs) and fs[0]["kind"] == "leak"
@@ -187,7 +191,8 @@ for path in ("none", "leak"):
                                  "violations_per_run": {"median": statistics.median(viol) if viol else None,
                                                         "max": max(viol) if viol else None},
                                  "events_per_run_median": statistics.median(events) if events else None,
-                                 "runs_with_leak_as_first_finding": lead}
+                                 "runs_with_leak_as_first_finding": lead,
+                                 "violations_by_descriptor_all_runs": by}
 res["false_alarms_demo"] = demo
 json.dump(res, open(os.path.join(root, "bench/results/mutations.json"), "w"), indent=2)
 print("mutations: wrote bench/results/mutations.json (%d s)" % wall)
