@@ -39,6 +39,7 @@
 
 #define WAKE_WINDOW_NS	(500 * 1000ULL)	/* "recently released": 500 us */
 #define ACQ_TRIES	8	/* ACQUIRE retries while a concurrent event settles the entry */
+#define SETTLE_SPINS	512	/* lookups waiting for an ended entry's delete */
 
 const volatile __u32 filter_tgid = 0;	/* 0: every process the links fire in */
 const volatile bool emit_events = false;
@@ -518,6 +519,21 @@ static __always_inline void hold_back(struct inst_state *st, struct inst_key *ke
 	}
 }
 
+/* An entry whose last RELEASE ended it (holders <= 0) is deleted by that
+ * RELEASE a moment later; an ACQUIRE of the key waits for that (a few
+ * lookups, bounded: SETTLE_SPINS) before it opens the next generation. */
+static long settle_one(__u64 i, struct inst_key *key)
+{
+	struct inst_state *st = bpf_map_lookup_elem(&instances, key);
+
+	return !st || st->pending_ts || st->holders > 0;	/* 1: stop */
+}
+
+static __always_inline void settle_wait(struct inst_key *key)
+{
+	bpf_loop(SETTLE_SPINS, settle_one, key, 0);
+}
+
 /* One event: guard, decode, identity, aggregate, optional record. */
 static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx *c)
 {
@@ -623,13 +639,17 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 				break;	/* a tombstone appeared meanwhile */
 			if (st && st->holders <= 0) {
 				/* its last RELEASE ended it and is deleting it */
-				st = NULL;
+				settle_wait(&key);
+				st = bpf_map_lookup_elem(&instances, &key);
+				continue;
 			} else if (st && (d->flags & PB_DF_SHARED) &&
 				   (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
 				if (__sync_fetch_and_add(&st->holders, 1) <= 0) {
 					/* ended between the check and the add */
 					__sync_fetch_and_add(&st->holders, -1);
-					st = NULL;
+					settle_wait(&key);
+					st = bpf_map_lookup_elem(&instances, &key);
+					continue;
 				} else {
 					__sync_fetch_and_add(&st->units, (__s64)units);
 					gen = st->generation;
