@@ -38,8 +38,11 @@
 #define CMP_GE		5
 
 #define WAKE_WINDOW_NS	(500 * 1000ULL)	/* "recently released": 500 us */
-#define ACQ_TRIES	8	/* ACQUIRE retries while a concurrent event settles the entry */
+#define ACQ_TRIES	4	/* ACQUIRE retries while a concurrent event settles the entry */
 #define SETTLE_SPINS	512	/* lookups waiting for an ended entry's delete */
+#define ACQ_JOINED	1	/* how an ACQUIRE settled: joined a live shared generation */
+#define ACQ_REPLACE	2	/* replaced an unreleased lifetime */
+#define ACQ_OPENED	3	/* opened a generation */
 
 const volatile __u32 filter_tgid = 0;	/* 0: every process the links fire in */
 const volatile bool emit_events = false;
@@ -597,8 +600,9 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 		}
 		break;
 	case EV_ACQUIRE: {
-		bool settled = false, gen_taken = false;
-		int i;
+		struct inst_state ns = {};
+		bool settled = false;
+		int i, how = 0;
 
 		st = bpf_map_lookup_elem(&instances, &key);
 		if (st && st->pending_ts) {
@@ -634,7 +638,23 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 		 * it) race between lookup, insert and delete: retry until the
 		 * entry is settled, at most ACQ_TRIES times, then count the
 		 * identity as lost (instance_map_full), never guessed. */
+		if (!(d->flags & PB_DF_GEN_COUNTER))
+			gen = next_generation(res);	/* unused when it joins */
+		ns.generation = gen;
+		ns.acquire_ts = c->now;
+		ns.units = (__s64)units;
+		ns.cap_units = (__s64)units;
+		ns.owner_tid = tid;
+		ns.holders = 1;
+		if ((d->flags & PB_DF_EXPECT) && !met) {
+			ns.expect_ts = c->now;
+			ns.expect_tid = tid;
+			ns.expect_desc = di + 1;
+		}
+		/* settle the entry first (small loop), account after */
 		for (i = 0; i < ACQ_TRIES; i++) {
+			long err;
+
 			if (st && st->pending_ts)
 				break;	/* a tombstone appeared meanwhile */
 			if (st && st->holders <= 0) {
@@ -642,92 +662,77 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 				settle_wait(&key);
 				st = bpf_map_lookup_elem(&instances, &key);
 				continue;
-			} else if (st && (d->flags & PB_DF_SHARED) &&
-				   (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
-				if (__sync_fetch_and_add(&st->holders, 1) <= 0) {
-					/* ended between the check and the add */
-					__sync_fetch_and_add(&st->holders, -1);
-					settle_wait(&key);
-					st = bpf_map_lookup_elem(&instances, &key);
-					continue;
-				} else {
-					__sync_fetch_and_add(&st->units, (__s64)units);
-					gen = st->generation;
-					owner = st->owner_tid;
-					flags |= PB_RF_SHARED_HOLD;
-					rs->outstanding_units += (__s64)units;
-					/* another holder of units already counted
-					 * against the capacity: it takes none more */
-					expect_check(st, EV_ACQUIRE, false, c, instance);
-					expect_arm(st, d, c);
-					settled = true;
+			}
+			if (st && (d->flags & PB_DF_SHARED) &&
+			    (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
+				if (__sync_fetch_and_add(&st->holders, 1) > 0) {
+					how = ACQ_JOINED;
 					break;
 				}
-			} else if (st) {
-				/* A new lifetime replaces one never released: the model
-				 * says the instance was still owned. With a generation
-				 * counter, a different generation means two lifetimes
-				 * overlap. */
-				if ((d->flags & PB_DF_GEN_COUNTER) && st->generation != gen)
-					violation(d, c, ds, PB_INV_GEN_OVERLAP, instance,
-						  st->generation, gen, st->owner_tid);
-				else
-					violation(d, c, ds, PB_INV_DOUBLE_ACQUIRE, instance,
-						  st->generation, gen, st->owner_tid);
-				if (!(d->flags & PB_DF_GEN_COUNTER))
-					gen = next_generation(res);
-				/* the replaced lifetime ends here */
-				expect_check(st, EV_ACQUIRE, true, c, instance);
-				rs->outstanding_units += (__s64)units - st->units;
-				cap_add(d, c, ds, res, (__s64)units - st->cap_units, instance, gen);
-				st->generation = gen;
-				st->acquire_ts = c->now;
-				st->units = (__s64)units;
-				st->cap_units = (__s64)units;
-				st->owner_tid = tid;
-				st->holders = 1;
-				owner = tid;
-				flags |= PB_RF_NEW_GENERATION;
-				ds->new_generations++;
-				expect_arm(st, d, c);
-				settled = true;
+				/* ended between the check and the add */
+				__sync_fetch_and_add(&st->holders, -1);
+				settle_wait(&key);
+				st = bpf_map_lookup_elem(&instances, &key);
+				continue;
+			}
+			if (st) {
+				how = ACQ_REPLACE;
 				break;
 			}
-			if (!st) {
-				struct inst_state ns = {};
-				long err;
-
-				if (!(d->flags & PB_DF_GEN_COUNTER) && !gen_taken) {
-					gen = next_generation(res);
-					gen_taken = true;
-				}
-				ns.generation = gen;
-				ns.acquire_ts = c->now;
-				ns.units = (__s64)units;
-				ns.cap_units = (__s64)units;
-				ns.owner_tid = tid;
-				ns.holders = 1;
-				if ((d->flags & PB_DF_EXPECT) && !met) {
-					ns.expect_ts = c->now;
-					ns.expect_tid = tid;
-					ns.expect_desc = di + 1;
-				}
-				owner = tid;
-				err = bpf_map_update_elem(&instances, &key, &ns, BPF_NOEXIST);
-				if (!err) {
-					rs->live_instances++;
-					rs->outstanding_units += (__s64)units;
-					flags |= PB_RF_NEW_GENERATION;
-					ds->new_generations++;
-					cap_add(d, c, ds, res, (__s64)units, instance, gen);
-					settled = true;
-					break;
-				}
-				if (err != -EEXIST)
-					break;	/* full */
-				/* opened (or still being deleted) on another CPU */
-				st = bpf_map_lookup_elem(&instances, &key);
+			err = bpf_map_update_elem(&instances, &key, &ns, BPF_NOEXIST);
+			if (!err) {
+				how = ACQ_OPENED;
+				break;
 			}
+			if (err != -EEXIST)
+				break;	/* full */
+			/* opened (or still being deleted) on another CPU */
+			st = bpf_map_lookup_elem(&instances, &key);
+		}
+		owner = tid;
+		if (how == ACQ_JOINED && st) {
+			__sync_fetch_and_add(&st->units, (__s64)units);
+			gen = st->generation;
+			owner = st->owner_tid;
+			flags |= PB_RF_SHARED_HOLD;
+			rs->outstanding_units += (__s64)units;
+			/* another holder of units already counted against the
+			 * capacity: it takes none more */
+			expect_check(st, EV_ACQUIRE, false, c, instance);
+			expect_arm(st, d, c);
+			settled = true;
+		} else if (how == ACQ_REPLACE && st) {
+			/* A new lifetime replaces one never released: the model
+			 * says the instance was still owned. With a generation
+			 * counter, a different generation means two lifetimes
+			 * overlap. */
+			if ((d->flags & PB_DF_GEN_COUNTER) && st->generation != gen)
+				violation(d, c, ds, PB_INV_GEN_OVERLAP, instance, st->generation,
+					  gen, st->owner_tid);
+			else
+				violation(d, c, ds, PB_INV_DOUBLE_ACQUIRE, instance, st->generation,
+					  gen, st->owner_tid);
+			/* the replaced lifetime ends here */
+			expect_check(st, EV_ACQUIRE, true, c, instance);
+			rs->outstanding_units += (__s64)units - st->units;
+			cap_add(d, c, ds, res, (__s64)units - st->cap_units, instance, gen);
+			st->generation = gen;
+			st->acquire_ts = c->now;
+			st->units = (__s64)units;
+			st->cap_units = (__s64)units;
+			st->owner_tid = tid;
+			st->holders = 1;
+			flags |= PB_RF_NEW_GENERATION;
+			ds->new_generations++;
+			expect_arm(st, d, c);
+			settled = true;
+		} else if (how == ACQ_OPENED) {
+			rs->live_instances++;
+			rs->outstanding_units += (__s64)units;
+			flags |= PB_RF_NEW_GENERATION;
+			ds->new_generations++;
+			cap_add(d, c, ds, res, (__s64)units, instance, gen);
+			settled = true;
 		}
 		if (!settled) {
 			struct pb_engine_stats *es = estats();
