@@ -682,7 +682,7 @@ TEST(record_killed_with_sigkill_leaves_a_readable_trace)
 	struct trace_reader *r;
 	size_t recs, snaps, notes;
 	struct stat st;
-	int fd, status;
+	int fd, status, i;
 	pid_t pid;
 
 	REQUIRE_BPF();
@@ -701,12 +701,23 @@ TEST(record_killed_with_sigkill_leaves_a_readable_trace)
 		dup2(null, 1);
 		dup2(null, 2);
 		execl(probity, "probity", "record", "-m", demo_manifest, "-o", path, "--events",
-		      "--interval", "100", "--", demo_bin, "--clients", "2", "--duration", "3",
+		      "--interval", "100", "--", demo_bin, "--clients", "2", "--duration", "5",
 		      "-q", (char *)NULL);
 		_exit(127);
 	}
 	ASSERT_GT(pid, 0);
-	usleep(1500 * 1000);
+	/* kill once 3 snapshots are on disk (a slow start, e.g. under ASan,
+	 * must not fail the test), at most 4 s in */
+	for (i = 0; i < 40; i++) {
+		usleep(100 * 1000);
+		r = trace_reader__open(path);
+		if (!r)
+			continue;
+		count_items(r, &recs, &snaps, &notes);
+		trace_reader__free(r);
+		if (snaps >= 3 && i >= 9)
+			break;
+	}
 	kill(pid, SIGKILL);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT_TRUE(WIFSIGNALED(status));
@@ -723,7 +734,7 @@ TEST(record_killed_with_sigkill_leaves_a_readable_trace)
 	ASSERT_GT(recs, 0);
 	trace_reader__free(r);
 	unlink(path);
-	usleep(2000 * 1000);	/* the orphaned demo ends itself (--duration 3) */
+	usleep((unsigned)(45 - i) * 100 * 1000 + 500 * 1000);	/* the orphaned demo ends itself (--duration 5) */
 }
 
 /* docs/examples/postgres-lwlock.yaml on the LWLock stand-in: two
