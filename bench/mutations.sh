@@ -136,13 +136,16 @@ for v, (want, inv, what) in MUT.items():
     expected = "none" if v == "clean" else "stale"
     cm = {o: 0 for o in OUT + ["error"]}
     base = {o: 0 for o in OUT + ["error"]}
-    lats, slats, named, others, rcs = [], [], 0, 0, []
+    lats, slats, named, others, rcs, kinds = [], [], 0, 0, [], {}
     for n in range(mut_runs):
         r = load(v, n)
         obs, b, lat, h = observe(r)
         cm[obs] += 1
         base[b] += 1
         rcs.append(r["rc"])
+        for f in (r["report"] or {}).get("findings", [])[:1]:
+            k = "%s (%s, %s)" % (f["kind"], f.get("diagnosis"), f.get("resource"))
+            kinds[k] = kinds.get(k, 0) + 1
         if lat and lat[0] is not None:
             lats.append(lat[0])
         if lat and lat[1] is not None:
@@ -155,6 +158,7 @@ for v, (want, inv, what) in MUT.items():
          "observed": {k: c for k, c in cm.items() if c or k in OUT},
          "correct": cm[expected],
          "record_exit_codes": rcs,
+         "first_findings": kinds,
          "attach_only": {k: c for k, c in base.items() if c or k in OUT}}
     if want:
         e["changes_named_the_invariant"] = named
