@@ -13,7 +13,7 @@
 # - false alarms: the demo (build/demo/probity-demo under its manifest,
 #   --duration 2) with --pathology none and leak, DEMO_RUNS times each
 #   (default 20): runs with any confidence change.
-# About 4 minutes with the defaults. Not run by `make test`.
+# About 7 minutes with the defaults. Not run by `make test` or `make bench`.
 set -eu
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
