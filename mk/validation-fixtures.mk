@@ -1,6 +1,9 @@
-# validation-fixtures.mk: the owned and the borrowed build of one object
-# pool (tests/fixtures/validation/objpool.c) for tests/cli/validation.sh.
-# Plain flags (never ASan): they are probed targets.
+# validation-fixtures.mk: the builds of the runtime-validation fixtures
+# (docs/validation.md): the owned and the borrowed build of one object
+# pool (tests/fixtures/validation/objpool.c) for tests/cli/validation.sh,
+# and the clean build plus one mutation per invariant of
+# tests/fixtures/validation/mutants.c for tests/cli/mutations.sh and
+# bench/mutations.sh. Plain flags (never ASan): they are probed targets.
 VAL_FIX_CC := $(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wl,--build-id=sha1
 
 $(BUILD)/fixtures/objpool: tests/fixtures/validation/objpool.c mk/validation-fixtures.mk | $(DEPS_STAMP)
@@ -12,3 +15,23 @@ $(BUILD)/fixtures/objpool_borrowed: tests/fixtures/validation/objpool.c mk/valid
 	$(VAL_FIX_CC) -DBORROWED -o $@ $<
 
 TEST_FIXTURES += $(BUILD)/fixtures/objpool $(BUILD)/fixtures/objpool_borrowed
+
+# mutants_clean and one binary per mutation switch (mutants.c header)
+MUTANTS := BORROWED DOUBLE_PUT STALE_HANDLE RECYCLE LATE_CLOSE BYTES
+
+$(BUILD)/fixtures/mutants_clean: tests/fixtures/validation/mutants.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -o $@ $<
+
+$(BUILD)/fixtures/mutants_%: tests/fixtures/validation/mutants.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -D$* -o $@ $<
+
+TEST_FIXTURES += $(BUILD)/fixtures/mutants_clean $(foreach m,$(MUTANTS),$(BUILD)/fixtures/mutants_$(m))
+
+# two threads pinning one shared frame (tests/unit/test_engine.c)
+$(BUILD)/fixtures/sharedpin: tests/fixtures/validation/sharedpin.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -o $@ $<
+
+TEST_FIXTURES += $(BUILD)/fixtures/sharedpin

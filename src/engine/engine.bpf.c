@@ -38,6 +38,11 @@
 #define CMP_GE		5
 
 #define WAKE_WINDOW_NS	(500 * 1000ULL)	/* "recently released": 500 us */
+#define ACQ_TRIES	4	/* ACQUIRE retries while a concurrent event settles the entry */
+#define SETTLE_SPINS	512	/* lookups waiting for an ended entry's delete */
+#define ACQ_JOINED	1	/* how an ACQUIRE settled: joined a live shared generation */
+#define ACQ_REPLACE	2	/* replaced an unreleased lifetime */
+#define ACQ_OPENED	3	/* opened a generation */
 
 const volatile __u32 filter_tgid = 0;	/* 0: every process the links fire in */
 const volatile bool emit_events = false;
@@ -77,6 +82,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } res_gen SEC(".maps");
+
+/* per-resource units held by live generations, for `capacity` (global,
+ * not per-CPU: every CPU's ACQUIRE compares the one total) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_RESOURCES);
+	__type(key, __u32);
+	__type(value, __s64);
+} res_cap SEC(".maps");
 
 #define inst_key pb_inst_key
 #define inst_state pb_inst_state
@@ -376,6 +390,85 @@ static __always_inline void violation(const struct pb_descriptor *d, const struc
 		    gen, new_gen, owner, true);
 }
 
+/* An expectation missed (docs/validation.md, invariant 4): charge it to the
+ * descriptor that set it, once (the caller claimed expect_desc). */
+static __always_inline void charge_expect(__u32 edi, const struct pb_descriptor *e,
+					  const struct inst_state *st, const struct ev_ctx *c,
+					  __u64 instance, __u64 waited)
+{
+	struct pb_desc_stats *ds = bpf_map_lookup_elem(&desc_stats, &edi);
+
+	if (!ds)
+		return;
+	__sync_fetch_and_add(&ds->violations[PB_INV_EXPECT_TIMEOUT], 1);
+	viol_sample(edi, e->resource, e->kind, PB_INV_EXPECT_TIMEOUT, c, st->expect_tid, instance,
+		    st->generation, waited, st->owner_tid, false);
+}
+
+/* An event of `kind` on a live instance: meet its pending expectation
+ * (an allowed kind within that kind's bound), or charge it when it can no
+ * longer be met: past its largest bound, or the lifetime ends here
+ * (`ending`). Another kind in bound leaves it pending. */
+static __always_inline void expect_check(struct inst_state *st, __u32 kind, bool ending,
+					 const struct ev_ctx *c, __u64 instance)
+{
+	const struct pb_descriptor *e;
+	__u32 ed = st->expect_desc, edi;
+	__u64 waited, lim;
+
+	if (!ed)
+		return;
+	edi = ed - 1;
+	e = bpf_map_lookup_elem(&descs, &edi);
+	if (!e) {
+		__sync_val_compare_and_swap(&st->expect_desc, ed, 0);
+		return;
+	}
+	waited = c->now > st->expect_ts ? c->now - st->expect_ts : 0;
+	lim = e->expect_within[kind & 3];
+	if (lim && waited <= lim) {
+		__sync_val_compare_and_swap(&st->expect_desc, ed, 0);
+		return;
+	}
+	if (!ending && waited <= e->expect_max)
+		return;
+	if (__sync_val_compare_and_swap(&st->expect_desc, ed, 0) == ed)
+		charge_expect(edi, e, st, c, instance, waited);
+}
+
+/* Arm the expectation of descriptor di on a live entry, unless one is
+ * pending (the oldest stands: a stream of events never meeting it still
+ * misses). */
+static __always_inline void expect_arm(struct inst_state *st, const struct pb_descriptor *d,
+				       const struct ev_ctx *c)
+{
+	if (!(d->flags & PB_DF_EXPECT) || st->expect_desc)
+		return;
+	st->expect_ts = c->now;
+	st->expect_tid = (__u32)c->pid_tgid;
+	__sync_val_compare_and_swap(&st->expect_desc, 0, c->descriptor + 1);
+}
+
+/* Units held by live generations of the resource change by delta
+ * (invariant 5): an ACQUIRE adding units that leaves the total over the
+ * declared capacity is a violation of its descriptor. */
+static __always_inline void cap_add(const struct pb_descriptor *d, const struct ev_ctx *c,
+				    struct pb_desc_stats *ds, __u32 res, __s64 delta,
+				    __u64 instance, __u64 gen)
+{
+	__s64 *held, after;
+
+	if (!(d->flags & PB_DF_CAPACITY) || !delta)
+		return;
+	held = bpf_map_lookup_elem(&res_cap, &res);
+	if (!held)
+		return;
+	after = __sync_fetch_and_add(held, delta) + delta;
+	if (delta > 0 && after > (__s64)d->capacity)
+		violation(d, c, ds, PB_INV_OVER_CAPACITY, instance, gen, (__u64)after,
+			  (__u32)c->pid_tgid);
+}
+
 /* A tombstone expired: its held-back USE/RELEASE never got their ACQUIRE.
  * Charge them to the descriptors that saw them. */
 static __always_inline void charge_tombstone(const struct inst_state *st, const struct ev_ctx *c,
@@ -429,6 +522,21 @@ static __always_inline void hold_back(struct inst_state *st, struct inst_key *ke
 	}
 }
 
+/* An entry whose last RELEASE ended it (holders <= 0) is deleted by that
+ * RELEASE a moment later; an ACQUIRE of the key waits for that (a few
+ * lookups, bounded: SETTLE_SPINS) before it opens the next generation. */
+static long settle_one(__u64 i, struct inst_key *key)
+{
+	struct inst_state *st = bpf_map_lookup_elem(&instances, key);
+
+	return !st || st->pending_ts || st->holders > 0;	/* 1: stop */
+}
+
+static __always_inline void settle_wait(struct inst_key *key)
+{
+	bpf_loop(SETTLE_SPINS, settle_one, key, 0);
+}
+
 /* One event: guard, decode, identity, aggregate, optional record. */
 static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx *c)
 {
@@ -440,7 +548,7 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 	__u32 di = c->descriptor, res = d->resource, tid = (__u32)c->pid_tgid;
 	__u64 instance, units, target = 0, gen = 0, dur = 0;
 	__u32 flags = 0, owner = 0;
-	bool fault = false;
+	bool fault = false, met = false;
 
 	ds = bpf_map_lookup_elem(&desc_stats, &di);
 	rs = bpf_map_lookup_elem(&res_stats, &res);
@@ -491,12 +599,21 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 				ds->release_woken_spans++;
 		}
 		break;
-	case EV_ACQUIRE:
+	case EV_ACQUIRE: {
+		struct inst_state ns = {};
+		bool settled = false;
+		int i, how = 0;
+
 		st = bpf_map_lookup_elem(&instances, &key);
 		if (st && st->pending_ts) {
 			bool recent = c->now - st->pending_ts <= PB_REORDER_NS;
 			bool released = st->pending_n[1] != 0;
 
+			/* the held-back events came after this ACQUIRE: they
+			 * meet its expectation when of an allowed kind */
+			if (recent && ((st->pending_n[0] && d->expect_within[EV_USE]) ||
+				       (released && d->expect_within[EV_RELEASE])))
+				met = true;
 			if (recent) {
 				struct pb_engine_stats *es = estats();
 
@@ -516,62 +633,119 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 				break;
 			}
 		}
-		if (st && (d->flags & PB_DF_SHARED) &&
-		    (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
-			__sync_fetch_and_add(&st->holders, 1);
+		/* Concurrent events on one key (a shared frame pinned by two
+		 * threads at once, or pinned while its last holder releases
+		 * it) race between lookup, insert and delete: retry until the
+		 * entry is settled, at most ACQ_TRIES times, then count the
+		 * identity as lost (instance_map_full), never guessed. */
+		if (!(d->flags & PB_DF_GEN_COUNTER))
+			gen = next_generation(res);	/* unused when it joins */
+		ns.generation = gen;
+		ns.acquire_ts = c->now;
+		ns.units = (__s64)units;
+		ns.cap_units = (__s64)units;
+		ns.owner_tid = tid;
+		ns.holders = 1;
+		if ((d->flags & PB_DF_EXPECT) && !met) {
+			ns.expect_ts = c->now;
+			ns.expect_tid = tid;
+			ns.expect_desc = di + 1;
+		}
+		/* settle the entry first (small loop), account after */
+		for (i = 0; i < ACQ_TRIES; i++) {
+			long err;
+
+			if (st && st->pending_ts)
+				break;	/* a tombstone appeared meanwhile */
+			if (st && st->holders <= 0) {
+				/* its last RELEASE ended it and is deleting it */
+				settle_wait(&key);
+				st = bpf_map_lookup_elem(&instances, &key);
+				continue;
+			}
+			if (st && (d->flags & PB_DF_SHARED) &&
+			    (!(d->flags & PB_DF_GEN_COUNTER) || st->generation == gen)) {
+				if (__sync_fetch_and_add(&st->holders, 1) > 0) {
+					how = ACQ_JOINED;
+					break;
+				}
+				/* ended between the check and the add */
+				__sync_fetch_and_add(&st->holders, -1);
+				settle_wait(&key);
+				st = bpf_map_lookup_elem(&instances, &key);
+				continue;
+			}
+			if (st) {
+				how = ACQ_REPLACE;
+				break;
+			}
+			err = bpf_map_update_elem(&instances, &key, &ns, BPF_NOEXIST);
+			if (!err) {
+				how = ACQ_OPENED;
+				break;
+			}
+			if (err != -EEXIST)
+				break;	/* full */
+			/* opened (or still being deleted) on another CPU */
+			st = bpf_map_lookup_elem(&instances, &key);
+		}
+		owner = tid;
+		if (how == ACQ_JOINED && st) {
 			__sync_fetch_and_add(&st->units, (__s64)units);
 			gen = st->generation;
 			owner = st->owner_tid;
 			flags |= PB_RF_SHARED_HOLD;
 			rs->outstanding_units += (__s64)units;
-		} else if (st) {
-			/* A new lifetime replaces one never released: the model says
-			 * the instance was still owned. With a generation counter, a
-			 * different generation means two lifetimes overlap. */
+			/* another holder of units already counted against the
+			 * capacity: it takes none more */
+			expect_check(st, EV_ACQUIRE, false, c, instance);
+			expect_arm(st, d, c);
+			settled = true;
+		} else if (how == ACQ_REPLACE && st) {
+			/* A new lifetime replaces one never released: the model
+			 * says the instance was still owned. With a generation
+			 * counter, a different generation means two lifetimes
+			 * overlap. */
 			if ((d->flags & PB_DF_GEN_COUNTER) && st->generation != gen)
 				violation(d, c, ds, PB_INV_GEN_OVERLAP, instance, st->generation,
 					  gen, st->owner_tid);
 			else
-				violation(d, c, ds, PB_INV_DOUBLE_ACQUIRE, instance,
-					  st->generation, gen, st->owner_tid);
-			if (!(d->flags & PB_DF_GEN_COUNTER))
-				gen = next_generation(res);
+				violation(d, c, ds, PB_INV_DOUBLE_ACQUIRE, instance, st->generation,
+					  gen, st->owner_tid);
+			/* the replaced lifetime ends here */
+			expect_check(st, EV_ACQUIRE, true, c, instance);
 			rs->outstanding_units += (__s64)units - st->units;
+			cap_add(d, c, ds, res, (__s64)units - st->cap_units, instance, gen);
 			st->generation = gen;
 			st->acquire_ts = c->now;
 			st->units = (__s64)units;
+			st->cap_units = (__s64)units;
 			st->owner_tid = tid;
 			st->holders = 1;
-			owner = tid;
 			flags |= PB_RF_NEW_GENERATION;
 			ds->new_generations++;
-		} else {
-			struct inst_state ns = {};
+			expect_arm(st, d, c);
+			settled = true;
+		} else if (how == ACQ_OPENED) {
+			rs->live_instances++;
+			rs->outstanding_units += (__s64)units;
+			flags |= PB_RF_NEW_GENERATION;
+			ds->new_generations++;
+			cap_add(d, c, ds, res, (__s64)units, instance, gen);
+			settled = true;
+		}
+		if (!settled) {
+			struct pb_engine_stats *es = estats();
 
-			if (!(d->flags & PB_DF_GEN_COUNTER))
-				gen = next_generation(res);
-			ns.generation = gen;
-			ns.acquire_ts = c->now;
-			ns.units = (__s64)units;
-			ns.owner_tid = tid;
-			ns.holders = 1;
-			if (bpf_map_update_elem(&instances, &key, &ns, BPF_NOEXIST) == -E2BIG) {
-				struct pb_engine_stats *es = estats();
-
-				if (es)
-					es->instance_map_full++;
-				rs->state_full++;
-				flags |= PB_RF_STATE_FULL;
-			} else {
-				rs->live_instances++;
-				rs->outstanding_units += (__s64)units;
-				flags |= PB_RF_NEW_GENERATION;
-				ds->new_generations++;
-			}
+			if (es)
+				es->instance_map_full++;
+			rs->state_full++;
+			flags |= PB_RF_STATE_FULL;
 			owner = tid;
 		}
 		hold_add(tid, res, 1);
 		break;
+	}
 	case EV_USE:
 		st = bpf_map_lookup_elem(&instances, &key);
 		if (st && st->pending_ts && c->now - st->pending_ts > PB_REORDER_NS) {
@@ -583,6 +757,8 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 			if (!(d->flags & PB_DF_GEN_COUNTER))
 				gen = st->generation;
 			owner = st->owner_tid;
+			expect_check(st, EV_USE, false, c, instance);
+			expect_arm(st, d, c);
 		} else if (!(d->flags & PB_DF_EXT_OWNED)) {
 			ds->not_active++;
 			flags |= PB_RF_NOT_ACTIVE;
@@ -592,6 +768,7 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 		break;
 	case EV_RELEASE: {
 		struct thread_state *t;
+		__s32 old_holders;
 
 		st = bpf_map_lookup_elem(&instances, &key);
 		if (st && st->pending_ts && c->now - st->pending_ts > PB_REORDER_NS) {
@@ -606,17 +783,31 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 			hold_back(st, &key, di, 1, c, &flags, rs);
 			break;
 		}
+		old_holders = __sync_fetch_and_add(&st->holders, -1);
+		if (old_holders <= 0) {
+			/* ended by a concurrent RELEASE, being deleted: this
+			 * one has no lifetime left to end */
+			__sync_fetch_and_add(&st->holders, 1);
+			ds->not_active++;
+			flags |= PB_RF_NOT_ACTIVE;
+			hold_back(NULL, &key, di, 1, c, &flags, rs);
+			break;
+		}
 		if (!(d->flags & PB_DF_GEN_COUNTER))
 			gen = st->generation;
 		owner = st->owner_tid;
 		rs->outstanding_units -= (__s64)units;
 		__sync_fetch_and_add(&st->units, -(__s64)units);
-		if (__sync_fetch_and_add(&st->holders, -1) <= 1) {
+		if (old_holders <= 1) {
 			dur = c->now - st->acquire_ts;
 			ds->total_ns += dur;
 			ds->hist[log2_bucket(dur)]++;
+			expect_check(st, EV_RELEASE, true, c, instance);
+			cap_add(d, c, ds, res, -st->cap_units, instance, gen);
 			bpf_map_delete_elem(&instances, &key);
 			rs->live_instances--;
+		} else {
+			expect_check(st, EV_RELEASE, false, c, instance);
 		}
 		/* the holder is the releasing thread, else the acquirer */
 		t = thread_get(tid, false);
@@ -846,6 +1037,52 @@ int pb_usdt(struct pt_regs *ctx)
 	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
 	return process_event(d, &c);
+}
+
+/* ---- expectation sweep (run by user space at each snapshot) ----
+ * Instances never touched again after an event that set an expectation
+ * are only seen here: engine__snapshot runs this program with
+ * BPF_PROG_TEST_RUN, so a miss is charged at most one snapshot interval
+ * after its bound. The claim is the same compare-and-swap as on the event
+ * path, so a miss is charged once whichever sees it first. */
+struct sweep_ctx {
+	struct ev_ctx c;
+};
+
+__u64 expect_swept = 0;	/* misses charged by the sweep (read by engine.c) */
+
+static long sweep_expect_one(struct bpf_map *map, struct inst_key *key, struct inst_state *st,
+			     struct sweep_ctx *sc)
+{
+	const struct pb_descriptor *e;
+	__u32 ed = st->expect_desc, edi;
+	__u64 waited;
+
+	if (!ed || st->pending_ts)
+		return 0;
+	edi = ed - 1;
+	e = bpf_map_lookup_elem(&descs, &edi);
+	if (!e || sc->c.now <= st->expect_ts)
+		return 0;
+	waited = sc->c.now - st->expect_ts;
+	if (waited <= e->expect_max)
+		return 0;
+	if (__sync_val_compare_and_swap(&st->expect_desc, ed, 0) != ed)
+		return 0;
+	charge_expect(edi, e, st, &sc->c, key->instance, waited);
+	__sync_fetch_and_add(&expect_swept, 1);
+	return 0;
+}
+
+SEC("syscall")
+int pb_sweep_expect(void *ctx)
+{
+	struct sweep_ctx sc = {};
+
+	sc.c.now = bpf_ktime_get_ns();
+	sc.c.pid_tgid = (__u64)filter_tgid << 32;
+	bpf_for_each_map_elem(&instances, sweep_expect_one, &sc, 0);
+	return 0;
 }
 
 #include "effects.bpf.h"

@@ -32,6 +32,7 @@ struct engine {
 	struct pb_engine_stats *eng_pcpu;
 	/* violations of tombstones expired untouched, charged here (cumulative) */
 	uint64_t *swept_use, *swept_release, swept;
+	bool sweep_expect;	/* the expectation sweep program runs */
 	struct pb_inst_key *expired;
 	char *notes[ENGINE_MAX_NOTES];
 	size_t n_notes;
@@ -75,6 +76,34 @@ static void fill_value(struct pb_val_spec *o, const struct pb_value *v)
 	o->final_offset = v->final_offset;
 	o->cast_size = v->cast_size;
 	o->cast_signed = v->cast_signed;
+}
+
+/* The event's `expect` as the BPF side checks it (docs/validation.md,
+ * invariant 4): per next kind, the largest bound of the entries allowing
+ * it. Only ACQUIRE and USE arm an expectation (a RELEASE ending a lifetime
+ * leaves no state to keep it; a WAIT's instance is rarely the held one),
+ * and only when every entry has a bound: with an unbounded alternative
+ * nothing can be called missed. */
+static void fill_expect(struct pb_descriptor *d, const struct pb_event *ev)
+{
+	size_t i;
+	int k;
+
+	if (!ev->n_expect || (ev->kind != PB_EV_ACQUIRE && ev->kind != PB_EV_USE))
+		return;
+	for (i = 0; i < ev->n_expect; i++)
+		if (!ev->expect[i].within_ns || !ev->expect[i].next_mask)
+			return;
+	for (i = 0; i < ev->n_expect; i++) {
+		const struct pb_transition *t = &ev->expect[i];
+
+		for (k = 0; k < PB_EV__COUNT && k < 4; k++)
+			if ((t->next_mask & (1u << k)) && t->within_ns > d->expect_within[k])
+				d->expect_within[k] = t->within_ns;
+		if (t->within_ns > d->expect_max)
+			d->expect_max = t->within_ns;
+	}
+	d->flags |= PB_DF_EXPECT;
 }
 
 static int fill_descriptors(struct engine *e)
@@ -125,6 +154,11 @@ static int fill_descriptors(struct engine *e)
 			if (ev->when.lhs.cast_size && ev->when.lhs.cast_signed)
 				d.flags |= PB_DF_GUARD_SIGNED;
 		}
+		if (r->has_capacity) {
+			d.capacity = r->capacity;
+			d.flags |= PB_DF_CAPACITY;
+		}
+		fill_expect(&d, ev);
 		if (bpf_map_update_elem(fd, &key, &d, BPF_ANY))
 			return -errno;
 	}
@@ -274,6 +308,7 @@ struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 		err = -errno;
 		goto err;
 	}
+	e->sweep_expect = true;
 	/* always: violation samples come even in aggregate mode */
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
 	if (!e->rb) {
@@ -339,6 +374,27 @@ static void sweep_tombstones(struct engine *e, uint64_t now)
 			e->swept++;
 }
 
+/* Charge the expectations (invariant 4) of instances not touched since
+ * their bound passed: the BPF sweep program walks the instance map in the
+ * kernel, claiming each miss with the same compare-and-swap as the event
+ * path (a user-space read-modify-write of an entry would race with the
+ * probes' atomic updates). */
+static void sweep_expectations(struct engine *e)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+	int err;
+
+	if (!e->sweep_expect)
+		return;
+	err = bpf_prog_test_run_opts(bpf_program__fd(e->skel->progs.pb_sweep_expect), &o);
+	if (err) {
+		e->sweep_expect = false;
+		engine_note(e, "expectation sweep unavailable (%s): misses of instances never "
+			    "touched again are not counted", strerror(errno));
+		return;
+	}
+}
+
 int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 {
 	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
@@ -347,6 +403,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 	struct timespec now;
 	uint32_t i, k, c;
 
+	sweep_expectations(e);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	sweep_tombstones(e, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
 	memset(e->desc, 0, e->n_desc * sizeof(*e->desc));

@@ -119,8 +119,9 @@ enum pb_invariant {
 	PB_INV_RELEASE_NOT_ACTIVE = 1,	/* RELEASE of an instance not active */
 	PB_INV_USE_NOT_ACQUIRED = 2,	/* USE of an instance never ACQUIREd (not externally_owned) */
 	PB_INV_GEN_OVERLAP = 3,		/* ACQUIRE opened a generation while another is live */
-	PB_INV_EXPECT_TIMEOUT = 4,	/* reserved: `expect: next within` not met (not checked yet) */
-	PB_INV_OVER_CAPACITY = 5,	/* reserved: units over capacity (not checked yet) */
+	PB_INV_EXPECT_TIMEOUT = 4,	/* `expect: next within` not met: charged to the
+					 * descriptor whose event set the expectation */
+	PB_INV_OVER_CAPACITY = 5,	/* an ACQUIRE left the units held over the capacity */
 	PB_INV__COUNT,
 };
 #define PB_INV_SLOTS		8	/* pb_desc_stats.violations[] length (room to grow) */
@@ -134,9 +135,11 @@ struct pb_rec_violation {
 	__u8 invariant;		/* enum pb_invariant */
 	__u8 kind;		/* enum pb_event_kind of the event */
 	__u64 instance;
-	__u64 generation;	/* the live generation (DOUBLE_ACQUIRE / GEN_OVERLAP),
-				 * else the event's */
-	__u64 new_generation;	/* GEN_OVERLAP: the generation the event carried */
+	__u64 generation;	/* the live generation (DOUBLE_ACQUIRE / GEN_OVERLAP /
+				 * EXPECT_TIMEOUT), else the event's */
+	__u64 new_generation;	/* GEN_OVERLAP: the generation the event carried;
+				 * EXPECT_TIMEOUT: ns waited when the miss was seen;
+				 * OVER_CAPACITY: units held after the ACQUIRE */
 	__u32 owner_tid;	/* thread that acquired the live generation, or 0 */
 	__u32 _pad;
 	__u64 args[3];		/* first raw arguments of the event */
@@ -203,6 +206,10 @@ struct pb_engine_stats {
 	__u64 tombstones_swept;	/* expired tombstones charged by user space at snapshot */
 };
 
+/* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared
+ * by the BPF object and engine.c of one build, never written to a trace:
+ * changing them needs no PB_EVENTS_VERSION bump. */
+
 /* ---- per-instance identity state (map "instances") ----
  * An entry is either a live generation (pending_ts == 0: from ACQUIRE to the
  * last RELEASE) or a tombstone (pending_ts != 0): USE/RELEASE of an instance
@@ -232,6 +239,15 @@ struct pb_inst_state {
 	__u32 pending_n[2];	/* how many of each */
 	__u32 pending_tid;	/* thread of the first */
 	__u32 _pad;
+	/* expectation: set by an ACQUIRE/USE whose descriptor has a bounded
+	 * `expect`, met by the first event of an allowed kind within its
+	 * bound; missed ones are charged at the next event on the instance, or
+	 * by the sweep program user space runs at each snapshot. Claimed with
+	 * compare-and-swap on expect_desc so a miss is charged once. */
+	__u64 expect_ts;	/* when it was set */
+	__u32 expect_desc;	/* descriptor + 1 that set it, 0 = none */
+	__u32 expect_tid;	/* thread of that event */
+	__s64 cap_units;	/* units this generation holds against the capacity */
 };
 
 /* ---- descriptor table (user space fills it from the plan) ----
@@ -269,6 +285,8 @@ struct pb_val_spec {
 #define PB_DF_GUARD		(1u << 4)
 #define PB_DF_GUARD_SIGNED	(1u << 5)
 #define PB_DF_HAS_TARGET	(1u << 6)
+#define PB_DF_CAPACITY		(1u << 7)	/* the resource declares a capacity */
+#define PB_DF_EXPECT		(1u << 8)	/* a bounded expectation (expect_*) */
 
 struct pb_descriptor {
 	__u8 kind;		/* enum pb_event_kind */
@@ -285,6 +303,11 @@ struct pb_descriptor {
 	struct pb_val_spec target;
 	struct pb_val_spec generation;
 	struct pb_val_spec guard;
+	/* map-only (never in a trace, so no version bump) */
+	__u64 capacity;		/* PB_DF_CAPACITY: the resource's capacity in units */
+	__u64 expect_within[4];	/* PB_DF_EXPECT: per next kind (enum pb_event_kind),
+				 * the bound in ns; 0 = kind not allowed next */
+	__u64 expect_max;	/* the largest bound: past it the expectation missed */
 };
 
 #ifndef __VMLINUX_H__

@@ -190,18 +190,23 @@ TEST(engine_counts_equal_demo_truth_under_leak)
 	ASSERT_EQ(acq, jint(r.summary, "bufpool", "gets") - jint(r.summary, "bufpool", "read_errors"));
 	ASSERT_EQ(rel, jint(r.summary, "bufpool", "puts"));
 	ASSERT_GT(r.snap.res[res].live_instances, 0);
-	/* The units gauge is kept from the probes' observation order. When an
-	 * ACQUIRE's return probe is observed after another thread's RELEASE
-	 * of the same (shared, pinned) frame, the engine reorders and counts
-	 * it (engine.reordered); each such race may leave the gauge off by
-	 * one unit, never more. Without reordering it must be exact. */
-	{
+	/* Exact. Two threads pinning one frame at once, or one pinning it
+	 * while its last holder releases it, race on the instance entry; the
+	 * engine retries the ACQUIRE until the entry settles (engine.bpf.c,
+	 * ACQ_TRIES) and counts an unsettled one as lost identity
+	 * (instance_map_full), never as a unit: only lost evidence may
+	 * leave the gauge off, by at most one unit each. */
+	fprintf(stderr, "  leak: outstanding units %lld, reordered %llu, identity lost %llu\n",
+		(long long)r.snap.res[res].outstanding_units,
+		(unsigned long long)r.snap.engine.reordered,
+		(unsigned long long)r.snap.engine.instance_map_full);
+	if (!r.snap.engine.instance_map_full) {
+		ASSERT_EQ(r.snap.res[res].outstanding_units, leaked);
+	} else {
 		long long diff = (long long)r.snap.res[res].outstanding_units - leaked;
-		long long slack = (long long)r.snap.engine.reordered;
+		long long lost = (long long)r.snap.engine.instance_map_full;
 
-		fprintf(stderr, "  leak: outstanding units %lld, reordered %lld\n",
-			(long long)r.snap.res[res].outstanding_units, slack);
-		ASSERT_TRUE(diff >= -slack && diff <= slack);
+		ASSERT_TRUE(diff >= -lost && diff <= lost);
 	}
 	ASSERT_EQ(ds[desc_of(r.m, "page_read_miss")].events, jint(r.summary, "bufpool", "misses"));
 	ASSERT_EQ(ds[desc_of(r.m, "conn_acquire")].events, jint(r.summary, "connpool", "acquires"));
@@ -361,6 +366,196 @@ TEST(engine_address_reuse_gets_a_new_generation)
 	run__free(&r);
 }
 
+/* Run a mutants.c build (tests/fixtures/validation/) under the clean
+ * build's contract (mutants.manifest.yaml, build-id of that binary), then
+ * take a second snapshot once every expectation bound (50 ms) has passed:
+ * by then each lease is charged, at its late close or by the sweep. */
+static int run_mutant(struct run *r, const char *variant)
+{
+	char bin[4300], real[4200], hex[160], dir[] = "/tmp/pb-mutant-XXXXXX", path[4300];
+	const char *args[] = { "mutants", "0.6", NULL };
+	struct elf_image *img;
+	char *tmpl = NULL, *at;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	snprintf(bin, sizeof(bin), "%s/fixtures/mutants_%s", build_dir(), variant);
+	if (!realpath(bin, real))
+		return -errno;
+	img = elf_image__open(real);
+	if (!img)
+		return -errno;
+	err = elf_image__build_id_hex(img, hex, sizeof(hex));
+	elf_image__free(img);
+	if (err <= 0)
+		return -EINVAL;
+	f = fopen("tests/fixtures/validation/mutants.manifest.yaml", "r");
+	if (!f)
+		return -errno;
+	tmpl = calloc(1, 65536);
+	if (tmpl)
+		len = fread(tmpl, 1, 65535, f);
+	fclose(f);
+	if (!tmpl || !len || !mkdtemp(dir)) {
+		free(tmpl);
+		return -EIO;
+	}
+	snprintf(path, sizeof(path), "%s/m.yaml", dir);
+	f = fopen(path, "w");
+	if (!f) {
+		free(tmpl);
+		return -errno;
+	}
+	/* every @BINARY@ and @BUILD_ID@ (the comments name them too) */
+	for (at = tmpl; *at;) {
+		if (!strncmp(at, "@BINARY@", 8)) {
+			fputs(real, f);
+			at += 8;
+		} else if (!strncmp(at, "@BUILD_ID@", 10)) {
+			fputs(hex, f);
+			at += 10;
+		} else {
+			fputc(*at++, f);
+		}
+	}
+	fclose(f);
+	free(tmpl);
+	err = run_engine(r, path, real, args, false);
+	unlink(path);
+	rmdir(dir);
+	if (err)
+		return err;
+	usleep(60 * 1000);
+	return engine__snapshot(r->e, &r->snap);
+}
+
+static uint64_t viol(const struct run *r, const char *id, int inv)
+{
+	return r->snap.desc[desc_of(r->m, id)].violations[inv];
+}
+
+static uint64_t events(const struct run *r, const char *id)
+{
+	return r->snap.desc[desc_of(r->m, id)].events;
+}
+
+/* Invariants 4 and 5 count exactly: every lease of the LATE_CLOSE build
+ * misses its 50 ms bound, charged once, at its late close or, for the
+ * last ones never closed, by the snapshot sweep; every q_push of the
+ * BYTES build (64 "objects" each against a capacity of 16) is over
+ * capacity. The clean build breaks neither. */
+TEST(engine_expect_timeout_and_over_capacity_are_exact)
+{
+	struct run r;
+	size_t i;
+	int k;
+
+	REQUIRE_BPF();
+	ASSERT_OK(run_mutant(&r, "clean"));
+	ASSERT_GT(events(&r, "lease_open"), 100);
+	for (i = 0; i < r.snap.n_desc; i++)
+		ASSERT_EQ(r.snap.desc[i].violations[PB_INV_OVER_CAPACITY], 0);
+	/* a lease closes microseconds after it opens; a thread descheduled
+	 * for 50 ms in between would count, rarely */
+	ASSERT_TRUE(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT) * 100 < events(&r, "lease_open"));
+	run__free(&r);
+
+	ASSERT_OK(run_mutant(&r, "LATE_CLOSE"));
+	fprintf(stderr, "  late close: %llu leases, %llu expect_timeout, %llu closes\n",
+		(unsigned long long)events(&r, "lease_open"),
+		(unsigned long long)viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT),
+		(unsigned long long)events(&r, "lease_close"));
+	ASSERT_GT(events(&r, "lease_open"), 100);
+	/* the last 200 ms of leases are never closed: only the sweep sees them */
+	ASSERT_GT(events(&r, "lease_open"), events(&r, "lease_close") + 50);
+	ASSERT_U64_EQ(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT), events(&r, "lease_open"));
+	for (k = 0; k < PB_INV_SLOTS; k++)
+		if (k != PB_INV_EXPECT_TIMEOUT)
+			ASSERT_EQ(viol(&r, "lease_open", k), 0);
+	ASSERT_EQ(viol(&r, "lease_close", PB_INV_EXPECT_TIMEOUT), 0);
+	run__free(&r);
+
+	ASSERT_OK(run_mutant(&r, "BYTES"));
+	fprintf(stderr, "  bytes: %llu q_push, %llu over_capacity\n",
+		(unsigned long long)events(&r, "q_push"),
+		(unsigned long long)viol(&r, "q_push", PB_INV_OVER_CAPACITY));
+	ASSERT_GT(events(&r, "q_push"), 100);
+	ASSERT_U64_EQ(viol(&r, "q_push", PB_INV_OVER_CAPACITY), events(&r, "q_push"));
+	ASSERT_EQ(viol(&r, "q_done", PB_INV_OVER_CAPACITY), 0);
+	ASSERT_EQ(viol(&r, "obj_get", PB_INV_OVER_CAPACITY), 0);
+	run__free(&r);
+}
+
+/* Two threads pin and unpin one shared frame as fast as they can
+ * (tests/fixtures/validation/sharedpin.c): ACQUIREs race with the RELEASE
+ * that ends the generation and with each other's insert of an untracked
+ * frame. Each must join or open a generation, never be lost: units and
+ * live generations end at 0, no USE/RELEASE is "not active". Before the
+ * ACQUIRE retry (engine.bpf.c, ACQ_TRIES) a hold added to an entry being
+ * deleted, or a failed concurrent insert counted as opened, left the
+ * gauge off by one per race. */
+TEST(engine_shared_pins_race_exactly)
+{
+	char bin[4300], dir[] = "/tmp/pb-pin-XXXXXX", path[4200], hex[160];
+	const char *args[] = { "sharedpin", "20000", NULL };
+	struct elf_image *img;
+	struct run r;
+	FILE *f;
+	int k;
+
+	REQUIRE_BPF();
+	snprintf(bin, sizeof(bin), "%s/fixtures/sharedpin", build_dir());
+	ASSERT_NOT_NULL(realpath(bin, path));
+	snprintf(bin, sizeof(bin), "%s", path);
+	img = elf_image__open(bin);
+	ASSERT_NOT_NULL(img);
+	ASSERT_GT(elf_image__build_id_hex(img, hex, sizeof(hex)), 0);
+	elf_image__free(img);
+	ASSERT_NOT_NULL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/pin.yaml", dir);
+	f = fopen(path, "w");
+	ASSERT_NOT_NULL(f);
+	fprintf(f,
+		"manifest: 1\nname: sharedpin\n"
+		"targets:\n  - id: main\n    binary: %s\n    build_id: \"%s\"\n"
+		"resources:\n  - { name: fx.frame, class: pool, units: pins, capacity: 1, shared: true }\n"
+		"events:\n"
+		"  - id: pin\n    resource: fx.frame\n    kind: ACQUIRE\n"
+		"    site: { symbol: frame_pin, at: return }\n"
+		"    instance: retval\n    returns: value\n    confidence: validated\n"
+		"  - id: unpin\n    resource: fx.frame\n    kind: RELEASE\n"
+		"    site: { symbol: frame_unpin, at: entry }\n"
+		"    instance: arg0\n    returns: void\n    confidence: validated\n",
+		bin, hex);
+	fclose(f);
+	ASSERT_OK(run_engine(&r, path, bin, args, false));
+	unlink(path);
+	rmdir(dir);
+	ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	fprintf(stderr, "  pins: %llu ACQUIRE (%llu joined), %llu RELEASE, units %lld, live %lld, "
+		"not active %llu, lost %llu, reordered %llu\n",
+		(unsigned long long)r.snap.desc[0].events,
+		(unsigned long long)(r.snap.desc[0].events - r.snap.desc[0].new_generations),
+		(unsigned long long)r.snap.desc[1].events,
+		(long long)r.snap.res[0].outstanding_units, (long long)r.snap.res[0].live_instances,
+		(unsigned long long)r.snap.desc[1].not_active,
+		(unsigned long long)r.snap.engine.instance_map_full,
+		(unsigned long long)r.snap.engine.reordered);
+	ASSERT_EQ(r.snap.desc[0].events, 40000);
+	ASSERT_EQ(r.snap.desc[1].events, 40000);
+	ASSERT_EQ(r.snap.engine.instance_map_full, 0);
+	ASSERT_EQ(r.snap.desc[1].not_active, 0);
+	ASSERT_EQ(r.snap.res[0].outstanding_units, 0);
+	ASSERT_EQ(r.snap.res[0].live_instances, 0);
+	/* capacity 1 pin-frame: a shared hold takes nothing more */
+	for (k = 0; k < PB_INV_SLOTS; k++) {
+		ASSERT_EQ(r.snap.desc[0].violations[k], 0);
+		ASSERT_EQ(r.snap.desc[1].violations[k], 0);
+	}
+	run__free(&r);
+}
+
 /* ---- trace file (no BPF) ---- */
 
 static void write_trace(const char *path, bool end, size_t n_recs)
@@ -487,7 +682,7 @@ TEST(record_killed_with_sigkill_leaves_a_readable_trace)
 	struct trace_reader *r;
 	size_t recs, snaps, notes;
 	struct stat st;
-	int fd, status;
+	int fd, status, i;
 	pid_t pid;
 
 	REQUIRE_BPF();
@@ -506,12 +701,23 @@ TEST(record_killed_with_sigkill_leaves_a_readable_trace)
 		dup2(null, 1);
 		dup2(null, 2);
 		execl(probity, "probity", "record", "-m", demo_manifest, "-o", path, "--events",
-		      "--interval", "100", "--", demo_bin, "--clients", "2", "--duration", "3",
+		      "--interval", "100", "--", demo_bin, "--clients", "2", "--duration", "5",
 		      "-q", (char *)NULL);
 		_exit(127);
 	}
 	ASSERT_GT(pid, 0);
-	usleep(1500 * 1000);
+	/* kill once 3 snapshots are on disk (a slow start, e.g. under ASan,
+	 * must not fail the test), at most 4 s in */
+	for (i = 0; i < 40; i++) {
+		usleep(100 * 1000);
+		r = trace_reader__open(path);
+		if (!r)
+			continue;
+		count_items(r, &recs, &snaps, &notes);
+		trace_reader__free(r);
+		if (snaps >= 3 && i >= 9)
+			break;
+	}
 	kill(pid, SIGKILL);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT_TRUE(WIFSIGNALED(status));
@@ -528,7 +734,7 @@ TEST(record_killed_with_sigkill_leaves_a_readable_trace)
 	ASSERT_GT(recs, 0);
 	trace_reader__free(r);
 	unlink(path);
-	usleep(2000 * 1000);	/* the orphaned demo ends itself (--duration 3) */
+	usleep((unsigned)(45 - i) * 100 * 1000 + 500 * 1000);	/* the orphaned demo ends itself (--duration 5) */
 }
 
 /* docs/examples/postgres-lwlock.yaml on the LWLock stand-in: two
