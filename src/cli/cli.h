@@ -5,6 +5,7 @@
 #define PROBITY_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
 
@@ -45,5 +46,9 @@ int do_export(int argc, char **argv);		/* src/cli/export.c */
 int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
 int do_watch(int argc, char **argv);		/* src/cli/watch.c */
 int do_health(int argc, char **argv);		/* src/cli/health.c */
+/* cross-layer predictions of descriptor i per effect (health.c; report too) */
+struct loaded_trace;
+json_t *health_predictions_json(const struct loaded_trace *lt, uint32_t i);
+void health_predictions_text(const struct loaded_trace *lt, uint32_t i, char *buf, size_t sz);
 
 #endif

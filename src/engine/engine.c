@@ -125,15 +125,33 @@ static int fill_descriptors(struct engine *e)
 			if (ev->when.lhs.cast_size && ev->when.lhs.cast_signed)
 				d.flags |= PB_DF_GUARD_SIGNED;
 		}
+		for (size_t k = 0; k < ev->n_predicts; k++) {
+			const struct pb_prediction *pr = &ev->predicts[k];
+
+			if (pr->effect >= PB_FX__COUNT)
+				continue;
+			d.fx_mask |= (uint8_t)(1u << pr->effect);
+			d.fx_min_ns[pr->effect] = pr->min_duration_ns;
+			if (pr->effect == PB_FX_WAKES_WAITER && pr->waiter_idx >= 0)
+				d.fx_waiter = (uint32_t)pr->waiter_idx;
+		}
 		if (bpf_map_update_elem(fd, &key, &d, BPF_ANY))
 			return -errno;
 	}
 	return 0;
 }
 
-/* Turn off each OS-effect program whose BTF tracepoint this kernel lacks. */
+_Static_assert(PB_FX__COUNT == PB_FX_SLOTS && PB_FX_OFF_CPU == PB_FX_OFF_CPU_BIT &&
+		       PB_FX_BLOCK_IO == PB_FX_BLOCK_IO_BIT &&
+		       PB_FX_PAGE_FAULT == PB_FX_PAGE_FAULT_BIT &&
+		       PB_FX_WAKES_WAITER == PB_FX_WAKES_WAITER_BIT,
+	       "enum pb_effect = PB_FX_*_BIT");
+
+/* Turn off each OS-effect program whose BTF tracepoint this kernel lacks,
+ * and tell BPF which predicted effects can be seen (fx_avail). */
 static void check_tracepoints(struct engine *e, bool effects)
 {
+	bool have_switch = false, have_wakeup = false, have_block = false, have_fault = false;
 	static const struct {
 		const char *tp;
 		const char *what;
@@ -141,6 +159,8 @@ static void check_tracepoints(struct engine *e, bool effects)
 		{ "sched_switch", "off-CPU time not joined to resources" },
 		{ "sched_wakeup", "wakeup edges not recorded" },
 		{ "sched_wakeup_new", "new-thread wakeups not recorded" },
+		{ "sched_waking", "predictions of wakes_waiter are unjudged" },
+		{ "block_bio_queue", "predictions of block_io are unjudged" },
 		{ "block_rq_issue", "block I/O not joined to resources" },
 		{ "block_rq_complete", "block I/O latency not recorded" },
 		{ "page_fault_user", "page faults not joined to resources" },
@@ -163,8 +183,13 @@ static void check_tracepoints(struct engine *e, bool effects)
 			continue;
 		}
 		snprintf(name, sizeof(name), "btf_trace_%s", tp);
-		if (vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0)
+		if (vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0) {
+			have_switch |= !strcmp(tp, "sched_switch");
+			have_wakeup |= !strcmp(tp, "sched_waking");
+			have_block |= !strcmp(tp, "block_bio_queue");
+			have_fault |= !strcmp(tp, "page_fault_user");
 			continue;
+		}
 		bpf_program__set_autoload(prog, false);
 		for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
 			if (!strcmp(tps[i].tp, tp))
@@ -173,6 +198,10 @@ static void check_tracepoints(struct engine *e, bool effects)
 			    i < sizeof(tps) / sizeof(tps[0]) ? tps[i].what : "program off");
 	}
 	btf__free(vmlinux);
+	e->skel->rodata->fx_avail = (have_switch ? 1u << PB_FX_OFF_CPU_BIT : 0) |
+				    (have_block ? 1u << PB_FX_BLOCK_IO_BIT : 0) |
+				    (have_fault ? 1u << PB_FX_PAGE_FAULT_BIT : 0) |
+				    (have_switch && have_wakeup ? 1u << PB_FX_WAKES_WAITER_BIT : 0);
 }
 
 static size_t ringbuf_size(size_t want)
@@ -379,6 +408,11 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 			d->release_woken_spans += s->release_woken_spans;
 			for (k = 0; k < PB_INV_SLOTS; k++)
 				d->violations[k] += s->violations[k];
+			for (k = 0; k < PB_FX_SLOTS; k++) {
+				d->pred_checked[k] += s->pred_checked[k];
+				d->pred_failed[k] += s->pred_failed[k];
+				d->pred_unjudged[k] += s->pred_unjudged[k];
+			}
 		}
 		d->violations[PB_INV_USE_NOT_ACQUIRED] += e->swept_use[i];
 		d->violations[PB_INV_RELEASE_NOT_ACTIVE] += e->swept_release[i];

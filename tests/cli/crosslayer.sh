@@ -1,0 +1,100 @@
+#!/bin/sh
+# crosslayer.sh: cross-layer predictions with real BPF (docs/validation.md,
+# "Cross-layer checks"). The fixture tests/fixtures/crosslayer/xlayer.c is
+# built twice under one manifest (build-id filled per binary):
+#   - good: every prediction holds (block_io on the O_DIRECT miss, off_cpu
+#     on the condvar WAIT, wakes_waiter on the signalling RELEASE): checked
+#     > 1000 each, 0 failed, every descriptor validated, record exits 0;
+#   - BROKEN (miss served from memory, a spinning waiter, a RELEASE that
+#     never signals): each predicting descriptor goes stale with
+#     prediction_failed as the reason, record exits 4.
+# And the demo (--pathology none): block_io on page_read_miss holds, no
+# confidence change.
+set -u
+P="$PROBITY_BUILD/probity"
+FIX=$(cd "$PROBITY_BUILD/fixtures" 2>/dev/null && pwd)
+DEMO="$PROBITY_BUILD/demo/probity-demo"
+DEMO_M="$PROBITY_BUILD/demo/demo.manifest.yaml"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+err() { echo "FAIL: $*"; fail=1; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
+	echo "skip: needs root for BPF"; exit 77
+fi
+DATA=/var/tmp
+for b in xlayer xlayer_broken; do
+	[ -x "$FIX/$b" ] || { echo "FAIL: $FIX/$b not built (make test-unit)"; exit 1; }
+	sed "s|@BINARY@|$FIX/$b|" tests/fixtures/crosslayer/xlayer.manifest.yaml >"$T/$b.tmpl"
+	scripts/fill-build-id.sh "$T/$b.tmpl" "$FIX/$b" "$T/$b.yaml" || exit 1
+done
+py() {
+	python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+$2" "$1"
+}
+
+"$P" -j record -m "$T/xlayer.yaml" -o "$T/good.trace" -- "$FIX/xlayer" 2 "$DATA" \
+	>"$T/good.out" 2>"$T/good.err"
+rc=$?
+[ $rc -eq 0 ] || err "good: record exited $rc, expected 0: $(tail -3 "$T/good.err")"
+"$P" -j health "$T/good.trace" >"$T/good.health" || err "good: health exited $?, expected 0"
+py "$T/good.health" '
+want = {"read_miss": "block_io", "token_wait": "off_cpu", "token_put": "wakes_waiter"}
+for x in d["descriptors"]:
+    assert x["state"] == "validated", x
+    if x["id"] in want:
+        p = x["predictions"][want[x["id"]]]
+        assert p["checked"] > 1000 and p["failed"] == 0, (x["id"], p)
+        assert x["violations"]["prediction_failed"] == 0, x
+        print("ok   good %s: %s %d checked, 0 failed, %d unjudged" % (x["id"], want[x["id"]], p["checked"], p["unjudged"]))
+assert not d["changes"], d["changes"]
+' || err "good: a prediction failed or a descriptor moved"
+"$P" -j report "$T/good.trace" >"$T/good.report" || err "good: report failed"
+py "$T/good.report" '
+c = {x["id"]: x for x in d["confidence"]}
+assert c["read_miss"]["predictions"]["block_io"]["failed"] == 0, c["read_miss"]
+' || err "good: report lacks predictions"
+
+"$P" -j record -m "$T/xlayer_broken.yaml" -o "$T/broken.trace" -- "$FIX/xlayer_broken" 2 "$DATA" \
+	>"$T/broken.out" 2>"$T/broken.err"
+rc=$?
+[ $rc -eq 4 ] || err "broken: record exited $rc, expected 4 (stale): $(tail -3 "$T/broken.err")"
+"$P" -j health "$T/broken.trace" >"$T/broken.health"
+rc=$?
+[ $rc -eq 1 ] || err "broken: health exited $rc, expected 1"
+py "$T/broken.health" '
+want = {"read_miss": "block_io", "token_wait": "off_cpu", "token_put": "wakes_waiter"}
+for x in d["descriptors"]:
+    if x["id"] not in want:
+        assert x["state"] == "validated", x
+        continue
+    p = x["predictions"][want[x["id"]]]
+    assert x["state"] == "stale", x
+    assert p["failed"] * 2 > p["checked"] > 500, (x["id"], p)
+    assert x["violations"]["prediction_failed"] == p["failed"], x
+    assert "prediction_failed" in x["reason"] and want[x["id"]] in x["reason"], x["reason"]
+    ch = [c for c in d["changes"] if c["id"] == x["id"] and c["to"] == "stale"]
+    assert ch and ch[0]["invariant"] == "prediction_failed" and ch[0]["window_checked"] > 0, ch
+    print("ok   broken %s: stale, %s %d failed of %d checked" % (x["id"], want[x["id"]], p["failed"], p["checked"]))
+' || err "broken: a descriptor did not go stale for prediction_failed"
+"$P" health "$T/broken.trace" >"$T/broken.txt"
+grep -q "predictions: block_io [0-9]* checked, [0-9]* failed" "$T/broken.txt" ||
+	err "broken: text health lacks the predictions line"
+
+"$P" record -m "$DEMO_M" -o "$T/demo.trace" -- "$DEMO" -q --json --pathology none \
+	--duration 2 --clients 4 >"$T/demo.out" 2>"$T/demo.err"
+rc=$?
+[ $rc -eq 0 ] || err "demo: record exited $rc, expected 0: $(tail -3 "$T/demo.err")"
+"$P" -j health "$T/demo.trace" >"$T/demo.health" || err "demo: health exited $?"
+py "$T/demo.health" '
+x = [x for x in d["descriptors"] if x["id"] == "page_read_miss"][0]
+p = x["predictions"]["block_io"]
+assert p["checked"] > 500 and p["failed"] * 100 < p["checked"], p
+assert not d["changes"], d["changes"]
+print("ok   demo page_read_miss: block_io %d checked, %d failed" % (p["checked"], p["failed"]))
+' || err "demo: block_io on the miss path did not hold"
+[ $fail -eq 0 ] && echo "ok   crosslayer: good build holds, broken build stale for prediction_failed, demo holds"
+exit $fail
