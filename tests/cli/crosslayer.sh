@@ -6,7 +6,7 @@
 #     on the condvar WAIT, wakes_waiter on the signalling RELEASE): checked
 #     > 1000 each, 0 failed, every descriptor validated, record exits 0;
 #   - BROKEN (miss served from memory, a spinning waiter, a RELEASE that
-#     never signals): each predicting descriptor goes stale with
+#     never signals; half the WAITs spin): each predicting descriptor goes stale with
 #     prediction_failed as the reason, record exits 4.
 # And the demo (--pathology none): block_io on page_read_miss holds, no
 # confidence change.
@@ -73,7 +73,7 @@ for x in d["descriptors"]:
         continue
     p = x["predictions"][want[x["id"]]]
     assert x["state"] == "stale", x
-    assert p["failed"] * 2 > p["checked"] > 500, (x["id"], p)
+    assert p["failed"] * 4 > p["checked"] > 500, (x["id"], p)
     assert x["violations"]["prediction_failed"] == p["failed"], x
     assert "prediction_failed" in x["reason"] and want[x["id"]] in x["reason"], x["reason"]
     ch = [c for c in d["changes"] if c["id"] == x["id"] and c["to"] == "stale"]
