@@ -117,7 +117,7 @@ static __always_inline void unblock_waiter(struct thread_state *t)
 		return;
 	wd = t->blocked_desc - 1;
 	t->blocked_desc = 0;
-	w = bpf_map_lookup_elem(&res_waiters, &wd);
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
 	if (w)
 		__sync_fetch_and_add(w, -1);
 }
@@ -147,7 +147,7 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 				    !t->blocked_desc) {
 					__u32 wd = t->wait_desc[(t->wait_depth - 1) &
 								(PB_WAIT_DEPTH - 1)];
-					__s64 *w = bpf_map_lookup_elem(&res_waiters, &wd);
+					__s64 *w = bpf_map_lookup_elem(&wait_sleepers, &wd);
 
 					if (w) {
 						__sync_fetch_and_add(w, 1);

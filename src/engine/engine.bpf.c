@@ -146,7 +146,7 @@ struct thread_state {
 	__s32 hold[PB_THREAD_HOLD_RES];	/* instances held per resource */
 	/* cross-layer predictions (v4): monotonic effect counters */
 	__u32 n_blocks;			/* switched out asleep (not preempted) */
-	__u32 n_io;			/* block I/Os issued */
+	__u32 n_io;			/* bios submitted (block_bio_queue) */
 	__u32 n_faults;			/* user page faults */
 	__u32 blocked_desc;		/* WAIT descriptor + 1 it is counted a blocked waiter of */
 	__u32 woke_desc;		/* WAIT descriptor + 1 of the last blocked waiter it woke */
@@ -171,7 +171,7 @@ struct {
 	__uint(max_entries, PB_MAX_DESCRIPTORS);
 	__type(key, __u32);
 	__type(value, __s64);
-} res_waiters SEC(".maps");
+} wait_sleepers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -512,7 +512,7 @@ static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
 	ds = bpf_map_lookup_elem(&desc_stats, &di);
 	if (!ds)
 		return;
-	w = bpf_map_lookup_elem(&res_waiters, &wd);
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
 	if (!w || *w <= 0) {
 		ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
 		return;
@@ -574,7 +574,7 @@ static __always_inline void judge_release_wake(const struct pb_descriptor *d,
 		return;
 	}
 	t = thread_get((__u32)c->pid_tgid, true);
-	w = bpf_map_lookup_elem(&res_waiters, &wd);
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
 	if (!t || !w) {
 		ds->pred_unjudged[fx]++;
 		return;
