@@ -4,7 +4,8 @@
 # built twice under one manifest (build-id filled per binary):
 #   - good: every prediction holds (block_io on the O_DIRECT miss, off_cpu
 #     on the condvar WAIT, wakes_waiter on the signalling RELEASE): checked
-#     > 1000 each, 0 failed, every descriptor validated, record exits 0;
+#     > 1000 each, failed <= 1 % (0 in nearly every run), every descriptor
+#     validated, no state change, record exits 0;
 #   - BROKEN (miss served from memory, a spinning waiter, a RELEASE that
 #     never signals; half the WAITs spin): each predicting descriptor goes stale with
 #     prediction_failed as the reason, record exits 4.
@@ -47,9 +48,12 @@ for x in d["descriptors"]:
     assert x["state"] == "validated", x
     if x["id"] in want:
         p = x["predictions"][want[x["id"]]]
-        assert p["checked"] > 1000 and p["failed"] == 0, (x["id"], p)
-        assert x["violations"]["prediction_failed"] == 0, x
-        print("ok   good %s: %s %d checked, 0 failed, %d unjudged" % (x["id"], want[x["id"]], p["checked"], p["unjudged"]))
+        # a rare legitimate miss: the consumer preempted on its way to
+        # futex_wait for > min_duration while the token came (then it
+        # never sleeps); far below the 5 % threshold
+        assert p["checked"] > 1000 and p["failed"] * 100 <= p["checked"], (x["id"], p)
+        assert x["violations"]["prediction_failed"] == p["failed"], x
+        print("ok   good %s: %s %d checked, %d failed, %d unjudged" % (x["id"], want[x["id"]], p["checked"], p["failed"], p["unjudged"]))
 assert not d["changes"], d["changes"]
 ' || err "good: a prediction failed or a descriptor moved"
 "$P" -j report "$T/good.trace" >"$T/good.report" || err "good: report failed"
