@@ -144,7 +144,9 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			if (!preempt && prev_state != 0) {
 				t->n_blocks++;
 				if (t->wait_depth && t->wait_depth <= PB_WAIT_DEPTH &&
-				    !t->blocked_desc) {
+				    !t->blocked_desc &&
+				    !(t->wait_flags[(t->wait_depth - 1) & (PB_WAIT_DEPTH - 1)] &
+				      WF_SLEPT_WOKEN)) {
 					__u32 wd = t->wait_desc[(t->wait_depth - 1) &
 								(PB_WAIT_DEPTH - 1)];
 					__s64 *w = bpf_map_lookup_elem(&wait_sleepers, &wd);
@@ -231,19 +233,37 @@ static __always_inline void classify_wakeup(__u64 waker, bool waker_tracked, __u
 		rs->wakeups_from_release++;
 }
 
-/* A blocked waiter of a resource is woken: it no longer counts as blocked,
- * and a tracked waker gets the credit for a RELEASE's wakes_waiter. */
+/* A thread inside a WAIT span is woken: it no longer counts as a sleeper,
+ * and a tracked waker gets the credit for a RELEASE's wakes_waiter (also
+ * when the wakee had not switched out yet: woken on its way to sleep). */
 static __always_inline void wake_blocked(__u64 waker, bool waker_tracked, __u32 wakee,
 					 __u64 now)
 {
 	struct thread_state *w = thread_get(wakee, false), *t;
 	struct pb_desc_stats *ds;
-	__u32 wd, di;
+	__u32 wd, di, slot;
 
-	if (!w || !w->blocked_desc)
+	if (!w)
 		return;
-	wd = w->blocked_desc - 1;
-	unblock_waiter(w);
+	if (!w->wait_depth || w->wait_depth > PB_WAIT_DEPTH)
+		return;
+	slot = (w->wait_depth - 1) & (PB_WAIT_DEPTH - 1);
+	if (w->blocked_desc) {
+		__u64 *wk;
+
+		wd = w->blocked_desc - 1;
+		unblock_waiter(w);
+		wk = bpf_map_lookup_elem(&wait_wakes, &wd);
+		if (wk)
+			__sync_fetch_and_add(wk, 1);
+	} else if (!(w->wait_flags[slot] & WF_SLEPT_WOKEN)) {
+		/* inside a span, about to sleep (queued on the futex, not yet
+		 * switched out): the RELEASE handed it the unit all the same */
+		wd = w->wait_desc[slot];
+	} else {
+		return;
+	}
+	w->wait_flags[slot] |= WF_SLEPT_WOKEN;
 	if (!waker_tracked || (__u32)waker == wakee)
 		return;
 	t = thread_get((__u32)waker, false);

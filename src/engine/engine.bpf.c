@@ -131,6 +131,9 @@ struct {
 /* thread_state.wait_flags[] */
 #define WF_IO		(1u << 0)	/* the span issued block I/O */
 #define WF_RELEASE_WOKEN (1u << 1)	/* woken by a releaser of its resource */
+#define WF_SLEPT_WOKEN	(1u << 2)	/* slept and was woken once: no longer a
+					 * sleeper a RELEASE must wake (a later
+					 * sleep is e.g. on the re-taken mutex) */
 
 struct thread_state {
 	__u64 off_ts;			/* switched out at (0: on CPU) */
@@ -156,6 +159,7 @@ struct thread_state {
 	__u32 pend_waiter;		/* the WAIT descriptor that RELEASE should wake */
 	__u16 pend_res;
 	__u16 _pad2;
+	__u64 pend_wakes;		/* wait_wakes[pend_waiter] at the RELEASE */
 };
 
 struct {
@@ -172,6 +176,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __s64);
 } wait_sleepers SEC(".maps");
+
+/* sleepers of a WAIT descriptor woken so far, by anyone (global) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_DESCRIPTORS);
+	__type(key, __u32);
+	__type(value, __u64);
+} wait_wakes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -493,15 +505,17 @@ static __always_inline void pred_failed(struct pb_desc_stats *ds, __u32 di, __u1
 		    with_args, fx);
 }
 
-/* The thread's pending wakes_waiter (a RELEASE while a waiter was blocked)
- * saw no wakeup of a blocked waiter before this next probe hit: failed if
- * a waiter is still blocked; unjudged when none is (another thread or a
- * timeout ended the wait: the RELEASE's part cannot be told). */
+/* The thread's pending wakes_waiter (a RELEASE while a waiter was asleep)
+ * saw it wake no sleeper before this next probe hit: failed when the
+ * sleepers stayed asleep all along (none left, or one woken by another
+ * thread, a timeout, a mutex hand-off: this RELEASE's part cannot be told,
+ * unjudged). */
 static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
 {
 	struct thread_state *t = thread_get(tid, false);
 	struct pb_desc_stats *ds;
 	__u32 di, wd;
+	__u64 *wk;
 	__s64 *w;
 
 	if (!t || !t->pend_desc)
@@ -513,7 +527,8 @@ static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
 	if (!ds)
 		return;
 	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
-	if (!w || *w <= 0) {
+	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
+	if (!w || *w <= 0 || !wk || *wk != t->pend_wakes) {
 		ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
 		return;
 	}
@@ -567,6 +582,7 @@ static __always_inline void judge_release_wake(const struct pb_descriptor *d,
 {
 	__u32 wd = d->fx_waiter, fx = PB_FX_WAKES_WAITER_BIT;
 	struct thread_state *t;
+	__u64 *wk;
 	__s64 *w;
 
 	if (!(fx_avail & (1u << fx))) {
@@ -586,7 +602,9 @@ static __always_inline void judge_release_wake(const struct pb_descriptor *d,
 	}
 	if (*w <= 0)
 		return;
+	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
 	t->woke_desc = 0;
+	t->pend_wakes = wk ? *wk : 0;
 	t->pend_desc = c->descriptor + 1;
 	t->pend_waiter = wd;
 	t->pend_res = d->resource;
