@@ -44,6 +44,8 @@ const volatile bool emit_events = false;
 /* effects whose tracepoints are attached (bit PB_FX_*_BIT): engine.c sets
  * it; a prediction of an effect that cannot be seen is unjudged */
 const volatile __u32 fx_avail = 0;
+/* effects some descriptor predicts (engine.c): no cost without predictions */
+const volatile __u32 fx_want = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -975,7 +977,8 @@ int pb_entry(struct pt_regs *ctx)
 	regs_args(ctx, c.args);
 	c.now = bpf_ktime_get_ns();
 	c.pid_tgid = pid_tgid;
-	resolve_pending_wake(tid, &c);
+	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
+		resolve_pending_wake(tid, &c);
 	if ((cookie & PLAN_COOKIE_STASH) || d->at == AT_SPAN) {
 		stash_push(tid, di, c.args, c.now, d->fx_mask & PB_FX_CALL_MASK);
 		if (d->at == AT_SPAN)
@@ -1005,7 +1008,8 @@ int pb_return(struct pt_regs *ctx)
 	c.retval = PT_REGS_RC(ctx);
 	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
-	resolve_pending_wake(tid, &c);
+	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
+		resolve_pending_wake(tid, &c);
 	/* span ends, argument-reading return events and return events with
 	 * in-call predictions have an entry stash */
 	if (d->at == AT_SPAN || d->instance.base == PB_VB_ARG || d->units.base == PB_VB_ARG ||
@@ -1050,7 +1054,8 @@ int pb_usdt(struct pt_regs *ctx)
 	c.now = bpf_ktime_get_ns();
 	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
-	resolve_pending_wake((__u32)pid_tgid, &c);
+	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
+		resolve_pending_wake((__u32)pid_tgid, &c);
 	return process_event(d, &c);
 }
 

@@ -147,11 +147,31 @@ _Static_assert(PB_FX__COUNT == PB_FX_SLOTS && PB_FX_OFF_CPU == PB_FX_OFF_CPU_BIT
 		       PB_FX_WAKES_WAITER == PB_FX_WAKES_WAITER_BIT,
 	       "enum pb_effect = PB_FX_*_BIT");
 
+/* bit PB_FX_*_BIT per effect some descriptor of the plan predicts */
+static uint32_t predicted_effects(const struct plan *p)
+{
+	const struct manifest *m = p->manifest;
+	uint32_t mask = 0;
+	size_t i, k;
+
+	for (i = 0; i < p->n_descriptors; i++) {
+		const struct pb_event *ev = &m->events[p->descriptors[i].event];
+
+		for (k = 0; k < ev->n_predicts; k++)
+			if (ev->predicts[k].effect < PB_FX__COUNT)
+				mask |= 1u << ev->predicts[k].effect;
+	}
+	return mask;
+}
+
 /* Turn off each OS-effect program whose BTF tracepoint this kernel lacks,
- * and tell BPF which predicted effects can be seen (fx_avail). */
+ * and the two that only serve predictions nobody made (sched_waking,
+ * block_bio_queue: they run on every wakeup / bio of the system); tell BPF
+ * which predicted effects can be seen (fx_avail). */
 static void check_tracepoints(struct engine *e, bool effects)
 {
 	bool have_switch = false, have_wakeup = false, have_block = false, have_fault = false;
+	uint32_t want = predicted_effects(e->plan);
 	static const struct {
 		const char *tp;
 		const char *what;
@@ -178,7 +198,9 @@ static void check_tracepoints(struct engine *e, bool effects)
 		if (strncmp(sec, "tp_btf/", 7))
 			continue;
 		tp = sec + 7;
-		if (!effects) {
+		if (!effects || (!strcmp(tp, "sched_waking") &&
+				 !(want & (1u << PB_FX_WAKES_WAITER_BIT))) ||
+		    (!strcmp(tp, "block_bio_queue") && !(want & (1u << PB_FX_BLOCK_IO_BIT)))) {
 			bpf_program__set_autoload(prog, false);
 			continue;
 		}
@@ -198,6 +220,7 @@ static void check_tracepoints(struct engine *e, bool effects)
 			    i < sizeof(tps) / sizeof(tps[0]) ? tps[i].what : "program off");
 	}
 	btf__free(vmlinux);
+	e->skel->rodata->fx_want = want;
 	e->skel->rodata->fx_avail = (have_switch ? 1u << PB_FX_OFF_CPU_BIT : 0) |
 				    (have_block ? 1u << PB_FX_BLOCK_IO_BIT : 0) |
 				    (have_fault ? 1u << PB_FX_PAGE_FAULT_BIT : 0) |
