@@ -26,7 +26,16 @@ if [ "$(id -u)" -ne 0 ]; then
 	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
 	echo "skip: needs root for BPF"; exit 77
 fi
-DATA=/var/tmp
+# the miss path needs O_DIRECT on a block device, not tmpfs
+DATA=${TMPDIR:-/var/tmp}
+case $(stat -f -c %T "$DATA" 2>/dev/null) in
+tmpfs|ramfs|"") DATA=/var/tmp ;;
+esac
+case $(stat -f -c %T "$DATA" 2>/dev/null) in
+tmpfs|ramfs|"")
+	[ "${CI:-}" = true ] && { echo "FAIL: no block-device filesystem for O_DIRECT under CI=true"; exit 1; }
+	echo "skip: $DATA is not on a block device (O_DIRECT reads needed)"; exit 77 ;;
+esac
 for b in xlayer xlayer_broken; do
 	[ -x "$FIX/$b" ] || { echo "FAIL: $FIX/$b not built (make test-unit)"; exit 1; }
 	sed "s|@BINARY@|$FIX/$b|" tests/fixtures/crosslayer/xlayer.manifest.yaml >"$T/$b.tmpl"
