@@ -77,5 +77,9 @@ int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
 struct attr_table;
 struct pb_time;
 int attribute__to_mono(const struct attr_table *t, const struct pb_time *tm, uint64_t *mono);
+/* cross-layer predictions of descriptor i per effect (health.c; report too) */
+struct loaded_trace;
+json_t *health_predictions_json(const struct loaded_trace *lt, uint32_t i);
+void health_predictions_text(const struct loaded_trace *lt, uint32_t i, char *buf, size_t sz);
 
 #endif

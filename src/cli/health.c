@@ -48,9 +48,11 @@ static void health_help(FILE *out)
 		"Show each descriptor's runtime confidence in a trace written by 'probity\n"
 		"record': its state (validated, candidate, degraded, suspect, stale), the\n"
 		"events and invariant violations counted in the kernel (acquire_active,\n"
-		"release_not_active, use_not_acquired, generation_overlap), and why every\n"
-		"state change happened, with the first violation samples. The manifest is\n"
-		"never edited. docs/validation.md documents invariants and thresholds.\n"
+		"release_not_active, use_not_acquired, generation_overlap, expect_timeout,\n"
+		"over_capacity, prediction_failed), the cross-layer predictions checked,\n"
+		"failed and unjudged per effect, and why every state change happened, with\n"
+		"the first violation samples. The manifest is never edited.\n"
+		"docs/validation.md documents invariants and thresholds.\n"
 		"A trace still being written by 'record' is read up to its last complete\n"
 		"chunk (a snapshot every record --interval) and shown as a recording in\n"
 		"progress, with the recorder's pid. Envelope warnings ('record --envelope')\n"
@@ -74,6 +76,59 @@ static const char *desc_id(const struct loaded_trace *lt, uint32_t i)
 	return ev < lt->manifest->n_events ? lt->manifest->events[ev].id : "?";
 }
 
+/* the event of descriptor i predicts effect fx */
+static bool predicts(const struct loaded_trace *lt, uint32_t i, int fx)
+{
+	uint32_t ev = lt->descs[i].event;
+	const struct pb_event *e;
+	size_t k;
+
+	if (ev >= lt->manifest->n_events)
+		return false;
+	e = &lt->manifest->events[ev];
+	for (k = 0; k < e->n_predicts; k++)
+		if ((int)e->predicts[k].effect == fx)
+			return true;
+	return false;
+}
+
+/* {"block_io": {"checked", "failed", "unjudged"}, ...} for the predicted
+ * effects (and any effect with counts) */
+json_t *health_predictions_json(const struct loaded_trace *lt, uint32_t i)
+{
+	json_t *o = json_object();
+	uint64_t chk, fail, unj;
+	int fx;
+
+	for (fx = 0; o && fx < PB_FX__COUNT; fx++) {
+		confidence__predictions(lt->conf, i, fx, &chk, &fail, &unj);
+		if (!predicts(lt, i, fx) && !chk && !unj)
+			continue;
+		json_object_set_new(o, pb_effect_str(fx), json_pack("{s:I, s:I, s:I}",
+			"checked", (json_int_t)chk, "failed", (json_int_t)fail,
+			"unjudged", (json_int_t)unj));
+	}
+	return o;
+}
+
+/* "block_io 2493 checked, 0 failed, 0 unjudged; off_cpu ..." or "" */
+void health_predictions_text(const struct loaded_trace *lt, uint32_t i, char *buf, size_t sz)
+{
+	uint64_t chk, fail, unj;
+	size_t o = 0;
+	int fx;
+
+	buf[0] = '\0';
+	for (fx = 0; fx < PB_FX__COUNT && o < sz; fx++) {
+		confidence__predictions(lt->conf, i, fx, &chk, &fail, &unj);
+		if (!predicts(lt, i, fx) && !chk && !unj)
+			continue;
+		o += (size_t)snprintf(buf + o, sz - o, "%s%s %llu checked, %llu failed, %llu unjudged",
+				      o ? "; " : "", pb_effect_str(fx), (unsigned long long)chk,
+				      (unsigned long long)fail, (unsigned long long)unj);
+	}
+}
+
 static bool is_envelope_note(const char *n)
 {
 	return !strncmp(n, ENVELOPE_NOTE, strlen(ENVELOPE_NOTE));
@@ -95,33 +150,37 @@ static json_t *health_json(const struct loaded_trace *lt, const struct live_stat
 
 		sv = confidence__samples(lt->conf, (uint32_t)i, &ns);
 		for (j = 0; j < ns; j++)
-			json_array_append_new(samples, json_pack("{s:s, s:I, s:i, s:I, s:I, s:I, s:i, s:[I,I,I]}",
+			json_array_append_new(samples, json_pack("{s:s, s:I, s:i, s:I, s:I, s:I, s:i, s:i, s:[I,I,I]}",
 				"invariant", pb_invariant_str(sv[j].invariant),
 				"ts_ns", (json_int_t)sv[j].hdr.ts_ns, "tid", (int)sv[j].hdr.tid,
 				"instance", (json_int_t)sv[j].instance,
 				"generation", (json_int_t)sv[j].generation,
 				"new_generation", (json_int_t)sv[j].new_generation,
-				"owner_tid", (int)sv[j].owner_tid,
+				"owner_tid", (int)sv[j].owner_tid, "detail", (int)sv[j].detail,
 				"args", (json_int_t)sv[j].args[0], (json_int_t)sv[j].args[1],
 				(json_int_t)sv[j].args[2]));
 		for (k = 0; k < PB_INV__COUNT; k++)
 			json_object_set_new(viol, pb_invariant_str(k),
 				json_integer((json_int_t)confidence__violations(lt->conf, (uint32_t)i, k)));
-		json_array_append_new(descs, json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:s?}",
+		json_array_append_new(descs, json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:s?}",
 			"id", desc_id(lt, (uint32_t)i),
 			"initial", pb_confidence_str(confidence__initial(lt->conf, (uint32_t)i)),
 			"state", pb_confidence_str(confidence__state(lt->conf, (uint32_t)i)),
 			"events", (json_int_t)confidence__events(lt->conf, (uint32_t)i),
-			"violations", viol, "samples", samples, "reason", why));
+			"violations", viol,
+			"predictions", health_predictions_json(lt, (uint32_t)i),
+			"samples", samples, "reason", why));
 	}
 	ch = confidence__changes(lt->conf, &n);
 	for (i = 0; i < n; i++)
-		json_array_append_new(changes, json_pack("{s:s, s:I, s:s, s:s, s:s?, s:I, s:I, s:s}",
+		json_array_append_new(changes, json_pack("{s:s, s:I, s:s, s:s, s:s?, s:I, s:I, s:I, s:I, s:s}",
 			"id", desc_id(lt, ch[i].descriptor), "ts_ns", (json_int_t)ch[i].ts_ns,
 			"from", pb_confidence_str(ch[i].from), "to", pb_confidence_str(ch[i].to),
 			"invariant", ch[i].invariant >= 0 ? pb_invariant_str(ch[i].invariant) : NULL,
 			"window_events", (json_int_t)ch[i].window_events,
 			"window_violations", (json_int_t)ch[i].window_violations,
+			"window_checked", (json_int_t)ch[i].window_checked,
+			"window_failed", (json_int_t)ch[i].window_failed,
 			"reason", ch[i].reason));
 	json_object_set_new(o, "descriptors", descs);
 	json_object_set_new(o, "changes", changes);
@@ -142,6 +201,7 @@ static void health_print(const struct loaded_trace *lt, const char *path,
 			 const struct live_state *ls)
 {
 	const struct confidence_change *ch;
+	char pred[512];
 	size_t n, i;
 	int k;
 
@@ -178,6 +238,9 @@ static void health_print(const struct loaded_trace *lt, const char *path,
 			}
 		}
 		printf("%s\n", any ? "" : "none");
+		health_predictions_text(lt, d, pred, sizeof(pred));
+		if (pred[0])
+			printf("    predictions: %s\n", pred);
 	}
 	ch = confidence__changes(lt->conf, &n);
 	if (n)

@@ -280,8 +280,20 @@ static void show_text(const struct manifest *m)
 			o += snprintf(extra + o, sizeof(extra) - o, ", returns %s",
 				      pb_returns_str(e->returns));
 		if (e->n_expect && o < sizeof(extra))
-			snprintf(extra + o, sizeof(extra) - o, ", %zu expected transition%s",
-				 e->n_expect, e->n_expect == 1 ? "" : "s");
+			o += snprintf(extra + o, sizeof(extra) - o, ", %zu expected transition%s",
+				      e->n_expect, e->n_expect == 1 ? "" : "s");
+		for (size_t k = 0; k < e->n_predicts && o < sizeof(extra); k++) {
+			const struct pb_prediction *p = &e->predicts[k];
+
+			o += snprintf(extra + o, sizeof(extra) - o, "%s%s", k ? "+" : ", predicts ",
+				      pb_effect_str(p->effect));
+			if (p->min_duration_ns && o < sizeof(extra))
+				o += snprintf(extra + o, sizeof(extra) - o, ">=%lluns",
+					      (unsigned long long)p->min_duration_ns);
+			if (p->waiter_idx >= 0 && m->events[p->waiter_idx].id && o < sizeof(extra))
+				o += snprintf(extra + o, sizeof(extra) - o, "(%s)",
+					      m->events[p->waiter_idx].id);
+		}
 		printf("  %-*s  %-8s  %-*s  %-*s%s%-*s  %-6s  %-*s  %-10s  %s\n", w1, e->id,
 		       pb_event_kind_str(e->kind), w2, e->resource, wt,
 		       wt ? target_of(m, &e->site) : "", wt ? "  " : "", w3, site,

@@ -153,11 +153,12 @@ static json_t *confidence_json(const struct loaded_trace *lt)
 	uint32_t i;
 
 	for (i = 0; a && i < lt->n_descs; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:I, s:s?}",
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:I, s:o, s:s?}",
 			"id", desc_id(lt, i),
 			"initial", pb_confidence_str(confidence__initial(lt->conf, i)),
 			"state", pb_confidence_str(confidence__state(lt->conf, i)),
 			"violations", (json_int_t)desc_violations(lt, i),
+			"predictions", health_predictions_json(lt, i),
 			"reason", confidence__reason(lt->conf, i)));
 	return a;
 }
@@ -180,11 +181,17 @@ static json_t *envelope_json(const struct loaded_trace *lt)
 static void print_confidence(const struct loaded_trace *lt, FILE *out)
 {
 	uint32_t i, shown = 0;
+	char pred[512];
 
 	for (i = 0; i < lt->n_descs; i++) {
 		enum pb_confidence st = confidence__state(lt->conf, i);
 		uint64_t v = desc_violations(lt, i);
 		const char *why = confidence__reason(lt->conf, i);
+
+		/* cross-layer predictions: always shown, held or not */
+		health_predictions_text(lt, i, pred, sizeof(pred));
+		if (pred[0])
+			fprintf(out, "predictions: %s: %s\n", desc_id(lt, i), pred);
 
 		if (st == confidence__initial(lt->conf, i) && !v)
 			continue;

@@ -73,6 +73,18 @@ const char *pb_gen_rule_str(enum pb_gen_rule g)
 	return ENUM_STR(t, g);
 }
 
+const char *pb_effect_str(enum pb_effect fx)
+{
+	static const char *const t[] = { "off_cpu", "block_io", "page_fault", "wakes_waiter" };
+
+	return ENUM_STR(t, fx);
+}
+
+bool pb_effect_in_call(enum pb_effect fx)
+{
+	return fx == PB_FX_OFF_CPU || fx == PB_FX_BLOCK_IO || fx == PB_FX_PAGE_FAULT;
+}
+
 /* ---- findings -------------------------------------------------------------- */
 
 void mctx__report(struct mctx *c, enum diag_severity sev, struct pb_loc loc, const char *parent,
@@ -183,6 +195,9 @@ static void event_free(struct pb_event *e)
 	pb_guard__free(&e->when);
 	pb_value__free(&e->generation);
 	free(e->expect);
+	for (size_t i = 0; e->predicts && i < e->n_predicts; i++)
+		free(e->predicts[i].waiter);
+	free(e->predicts);
 	free(e->provenance.evidence);
 	free(e->provenance.date);
 	free(e->description);
@@ -326,6 +341,8 @@ out:
 	ynode__free(root);
 	free(c.ti);
 	free(c.ri);
+	for (size_t i = 0; c.ei && i < c.n_ei; i++)
+		free(c.ei[i].pred);
 	free(c.ei);
 	manifest__free(c.m);
 	diags__free(c.d);

@@ -141,6 +141,28 @@ struct pb_transition {
 	struct pb_loc loc;
 };
 
+/* `predicts: [{effect: block_io}, {effect: off_cpu, min_duration: 1ms}]`:
+ * the OS effect an occurrence of the event should have, checked at runtime
+ * against the scheduler / block-I/O / fault streams (docs/validation.md,
+ * "Cross-layer checks"). Values index pb_desc_stats.pred_*[] (events.h). */
+enum pb_effect {
+	PB_FX_OFF_CPU = 0,	/* the thread blocks (goes off CPU asleep) inside the call */
+	PB_FX_BLOCK_IO,		/* the thread issues block I/O inside the call */
+	PB_FX_PAGE_FAULT,	/* the thread takes a user page fault inside the call */
+	PB_FX_WAKES_WAITER,	/* RELEASE: the releasing thread wakes a thread
+				 * blocked in a WAIT span on the resource */
+	PB_FX__COUNT,
+};
+
+struct pb_prediction {
+	enum pb_effect effect;
+	uint64_t min_duration_ns;	/* 0 = every call; else only calls this long are judged */
+	char *waiter;			/* wakes_waiter: the WAIT event woken, as written
+					 * (NULL: the resource's only WAIT span) */
+	int waiter_idx;			/* event index of the WAIT, -1 until resolved */
+	struct pb_loc loc;
+};
+
 struct pb_provenance {
 	bool present;		/* the event has a provenance block */
 	enum pb_prov_source source;
@@ -199,6 +221,8 @@ struct pb_event {
 	enum pb_returns returns;
 	struct pb_transition *expect;
 	size_t n_expect;
+	struct pb_prediction *predicts;	/* cross-layer predictions; may be NULL */
+	size_t n_predicts;
 	enum pb_confidence confidence;
 	struct pb_provenance provenance;
 	char *description;		/* may be NULL */
@@ -250,6 +274,9 @@ const char *pb_prov_source_str(enum pb_prov_source s);
 const char *pb_cmp_op_str(enum pb_cmp_op op);
 const char *pb_returns_str(enum pb_returns r);
 const char *pb_gen_rule_str(enum pb_gen_rule g);
+const char *pb_effect_str(enum pb_effect fx);
+/* True for the effects judged over the probed call (entry to return). */
+bool pb_effect_in_call(enum pb_effect fx);
 
 /* Parse a value expression on its own (used by the parser and tests).
  * Returns 0 or -EINVAL with a human message in err ("expected ..., found ..."),

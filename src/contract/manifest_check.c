@@ -396,6 +396,127 @@ static void check_units_and_guard(struct mctx *c, struct pb_event *e, struct eve
 		      e->when.rhs);
 }
 
+/* wakes_waiter names the WAIT span it wakes (`waiter`), by default the
+ * resource's only WAIT span; it must be a WAIT at: span of the same
+ * resource (a blocked waiter is observed inside such a span). */
+static void check_waiter(struct mctx *c, struct pb_event *e, struct pb_prediction *p,
+			 const struct fields *f, const char *ppath, struct pb_loc at,
+			 const struct name_index *eix)
+{
+	const struct manifest *m = c->m;
+	char list[200], hint[80];
+	size_t i, o = 0, n = 0;
+	int w = -1;
+
+	if (e->resource_idx < 0)
+		return;
+	if (p->waiter) {
+		w = index_find(eix, p->waiter);
+		if (w < 0) {
+			known_names(c, eix, p->waiter, list, sizeof(list), hint, sizeof(hint));
+			merr(c, f->val[PRK_WAITER]->loc, ppath, "waiter",
+			     "unknown event '%s' (events: %s)%s", p->waiter, list, hint);
+			return;
+		}
+		if (!c->ei[w].kind_ok || !c->ei[w].at_ok || !c->ei[w].site_kind_ok)
+			return;
+		if (m->events[w].kind != PB_EV_WAIT || m->events[w].site.at != PB_AT_SPAN ||
+		    m->events[w].resource_idx != e->resource_idx) {
+			merr(c, f->val[PRK_WAITER]->loc, ppath, "waiter",
+			     "expected a WAIT at: span of resource '%s' (a blocked waiter is seen inside its span), found %s '%s' (%s at: %s)",
+			     m->resources[e->resource_idx].name,
+			     m->events[w].resource_idx == e->resource_idx ? "event" :
+									    "another resource's event",
+			     p->waiter, pb_event_kind_str(m->events[w].kind),
+			     pb_site_at_str(m->events[w].site.at));
+			return;
+		}
+		p->waiter_idx = w;
+		return;
+	}
+	list[0] = '\0';
+	for (i = 0; i < m->n_events; i++) {
+		if (m->events[i].resource_idx != e->resource_idx || !c->ei[i].kind_ok ||
+		    !c->ei[i].at_ok || !c->ei[i].site_kind_ok || m->events[i].kind != PB_EV_WAIT ||
+		    m->events[i].site.at != PB_AT_SPAN)
+			continue;
+		if (!n++)
+			w = (int)i;
+		if (o < sizeof(list))
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", n > 1 ? ", " : "",
+					      m->events[i].id ? m->events[i].id : "?");
+	}
+	if (n == 1)
+		p->waiter_idx = w;
+	else if (!n)
+		merr(c, at, ppath, "effect",
+		     "resource '%s' has no WAIT event at: span, so a blocked waiter can never be observed and wakes_waiter can never be judged",
+		     m->resources[e->resource_idx].name);
+	else
+		merr(c, at, ppath, "waiter",
+		     "required: resource '%s' has several WAIT spans (%s); say which one this RELEASE wakes, e.g. waiter: %s",
+		     m->resources[e->resource_idx].name, list, m->events[w].id ? m->events[w].id : "ID");
+}
+
+/* predicts: each effect once; wakes_waiter only on a RELEASE (without
+ * min_duration, with a waiter); the in-call effects need a call to be
+ * judged over (at: span or at: return). */
+static void check_predicts(struct mctx *c, struct pb_event *e, struct event_info *ei,
+			   const char *path, const struct name_index *eix)
+{
+	const struct pb_prediction *seen[PB_FX__COUNT] = { 0 };
+	char ppath[96];
+	size_t i;
+
+	for (i = 0; i < e->n_predicts; i++) {
+		struct pb_prediction *p = &e->predicts[i];
+		const struct fields *f = &ei->pred[i];
+		struct pb_loc at = f->val[PRK_EFFECT] ? f->val[PRK_EFFECT]->loc : p->loc;
+
+		if (p->effect >= PB_FX__COUNT)
+			continue;	/* already reported */
+		snprintf(ppath, sizeof(ppath), "%s.predicts[%zu]", path, i);
+		if (seen[p->effect]) {
+			merr(c, at, ppath, "effect",
+			     "effect '%s' is already predicted (at %d:%d); give each effect once",
+			     pb_effect_str(p->effect), seen[p->effect]->loc.line,
+			     seen[p->effect]->loc.col);
+			continue;
+		}
+		seen[p->effect] = p;
+		if (p->effect != PB_FX_WAKES_WAITER && f->key[PRK_WAITER])
+			merr(c, f->key[PRK_WAITER]->loc, ppath, "waiter",
+			     "waiter names the WAIT a RELEASE wakes: only for effect: wakes_waiter, not %s",
+			     pb_effect_str(p->effect));
+		if (!ei->kind_ok)
+			continue;
+		if (p->effect == PB_FX_WAKES_WAITER) {
+			if (e->kind != PB_EV_RELEASE) {
+				merr(c, at, ppath, "effect",
+				     "wakes_waiter is predicted of a RELEASE (the unit it hands back wakes a waiter), not of %s",
+				     pb_event_kind_str(e->kind));
+				continue;
+			}
+			if (f->key[PRK_MIN_DURATION])
+				merr(c, f->key[PRK_MIN_DURATION]->loc, ppath, "min_duration",
+				     "min_duration bounds the probed call, but wakes_waiter is judged after the RELEASE whatever its call lasted; leave it out");
+			if (!f->key[PRK_WAITER] || p->waiter)
+				check_waiter(c, e, p, f, ppath, at, eix);
+			continue;
+		}
+		if (!ei->has_site || !ei->site_kind_ok || !ei->at_ok)
+			continue;
+		if (e->site.usdt_provider)
+			merr(c, at, ppath, "effect",
+			     "%s is judged over the probed call, from its entry to its return, but a USDT probe is one point in the code; probe the function (at: span or at: return)",
+			     pb_effect_str(p->effect));
+		else if (e->site.at == PB_AT_ENTRY)
+			merr(c, at, ppath, "effect",
+			     "%s is judged over the probed call, from its entry to its return: the event needs at: %s, found at: entry",
+			     pb_effect_str(p->effect), e->kind == PB_EV_WAIT ? "span" : "return");
+	}
+}
+
 void manifest__check(struct mctx *c)
 {
 	struct name_index tix = { 0 }, rix = { 0 }, eix = { 0 };
@@ -430,6 +551,14 @@ void manifest__check(struct mctx *c)
 		check_values(c, e, ei, path);
 		check_generation(c, e, ei, path);
 		check_units_and_guard(c, e, ei, path);
+	}
+
+	/* cross-layer predictions, once every site's `at` is known */
+	for (i = 0; i < m->n_events && !c->oom; i++) {
+		if (!c->ei[i].is_map || !m->events[i].n_predicts)
+			continue;
+		snprintf(path, sizeof(path), "events[%zu]", i);
+		check_predicts(c, &m->events[i], &c->ei[i], path, &eix);
 	}
 
 	/* a resource no event refers to is probably a typo elsewhere */

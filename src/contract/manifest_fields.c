@@ -278,8 +278,8 @@ bool mf_get_duration(struct mctx *c, const struct ynode *v, const char *parent,
 		}
 		if (!n) {
 			merr(c, v->loc, parent, key,
-			     "a bound must be > 0, found '%s' (leave 'within' out for no bound)",
-			     v->str);
+			     "a bound must be > 0, found '%s' (leave '%s' out for no bound)",
+			     v->str, key);
 			return false;
 		}
 		*out = n * units[i].ns;

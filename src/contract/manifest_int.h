@@ -22,15 +22,16 @@ enum resource_key { RSK_NAME, RSK_CLASS, RSK_UNITS, RSK_CAPACITY, RSK_SHARED,
 		    RSK_EXTERNALLY_OWNED, RSK_GENERATION, RSK_DESCRIPTION, RSK__COUNT };
 enum event_key { EK_ID, EK_RESOURCE, EK_KIND, EK_SITE, EK_INSTANCE, EK_UNITS, EK_TARGET,
 		 EK_TARGET_RESOURCE, EK_WHEN, EK_GENERATION, EK_RETURNS, EK_EXPECT,
-		 EK_CONFIDENCE, EK_PROVENANCE, EK_DESCRIPTION, EK__COUNT };
+		 EK_CONFIDENCE, EK_PROVENANCE, EK_DESCRIPTION, EK_PREDICTS, EK__COUNT };
 enum site_key { SK_TARGET, SK_SYMBOL, SK_OFFSET, SK_USDT, SK_AT, SK__COUNT };
 enum expect_key { XK_NEXT, XK_WITHIN, XK__COUNT };
 enum prov_key { PK_SOURCE, PK_EVIDENCE, PK_DATE, PK__COUNT };
+enum predict_key { PRK_EFFECT, PRK_MIN_DURATION, PRK_WAITER, PRK__COUNT };
 
 /* The keys and values of one mapping, indexed by the enums above. */
 struct fields {
-	const struct ynode *key[16];
-	const struct ynode *val[16];
+	const struct ynode *key[24];
+	const struct ynode *val[24];
 	const char *const *known;	/* the mapping's field names */
 	size_t n_known;
 	uint32_t hinted;	/* bit k: an unknown key was suggested to be known[k] */
@@ -61,6 +62,9 @@ struct event_info {
 	bool instance_ok, units_ok, target_ok, when_ok, generation_ok;
 	bool returns_ok;
 	bool site_target_given;
+	/* per predicts[] entry: the nodes of its fields (NULL entries when
+	 * the item did not parse); n_predicts entries */
+	struct fields *pred;
 };
 
 struct mctx {
@@ -74,6 +78,7 @@ struct mctx {
 	struct target_info *ti;
 	struct resource_info *ri;
 	struct event_info *ei;
+	size_t n_ei;		/* entries of ei */
 	struct fields root;
 	bool bad_target_id;	/* some target id or resource name did not parse */
 	bool bad_resource_name;

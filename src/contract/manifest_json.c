@@ -83,6 +83,28 @@ static json_t *expect_json(const struct pb_event *e)
 	return arr;
 }
 
+static json_t *predicts_json(const struct manifest *m, const struct pb_event *e)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; arr && i < e->n_predicts; i++) {
+		const struct pb_prediction *p = &e->predicts[i];
+
+		json_array_append_new(arr, json_pack("{s:s, s:o?, s:o?, s:i, s:o}", "effect",
+						     pb_effect_str(p->effect), "min_duration_ns",
+						     p->min_duration_ns ?
+							     json_integer((json_int_t)p->min_duration_ns) :
+							     NULL,
+						     "waiter", p->waiter_idx >= 0 &&
+								       m->events[p->waiter_idx].id ?
+							     json_string(m->events[p->waiter_idx].id) : NULL,
+						     "waiter_idx", p->waiter_idx,
+						     "loc", loc_json(p->loc)));
+	}
+	return arr;
+}
+
 static json_t *site_json(const struct pb_site *s)
 {
 	json_t *o = json_pack("{s:i, s:s}", "target_idx", s->target_idx, "at",
@@ -100,7 +122,7 @@ static json_t *site_json(const struct pb_site *s)
 	return o;
 }
 
-static json_t *event_json(const struct pb_event *e)
+static json_t *event_json(const struct manifest *m, const struct pb_event *e)
 {
 	json_t *o, *when = json_null();
 	char buf[300];
@@ -121,6 +143,7 @@ static json_t *event_json(const struct pb_event *e)
 		      pb_confidence_str(e->confidence));
 	if (!o)
 		return NULL;
+	json_object_set_new(o, "predicts", predicts_json(m, e));
 	json_object_set_new(o, "provenance",
 			    e->provenance.present
 				    ? json_pack("{s:s, s:s?, s:s?}", "source",
@@ -148,7 +171,7 @@ json_t *manifest__to_json(const struct manifest *m)
 	for (i = 0; resources && i < m->n_resources; i++)
 		json_array_append_new(resources, resource_json(&m->resources[i]));
 	for (i = 0; events && i < m->n_events; i++)
-		json_array_append_new(events, event_json(&m->events[i]));
+		json_array_append_new(events, event_json(m, &m->events[i]));
 	o = json_pack("{s:s?, s:i, s:s?, s:s?, s:s, s:o?, s:o?, s:o?}", "path", m->path,
 		      "manifest", m->version, "name", m->name, "description", m->description,
 		      "digest", digest, "targets", targets, "resources", resources, "events",

@@ -24,10 +24,14 @@ static const char *const resource_keys[] = {
 static const char *const event_keys[] = {
 	"id", "resource", "kind", "site", "instance", "units", "target", "target_resource",
 	"when", "generation", "returns", "expect", "confidence", "provenance", "description",
+	"predicts",
 };
 static const char *const site_keys[] = { "target", "symbol", "offset", "usdt", "at" };
 static const char *const expect_keys[] = { "next", "within" };
 static const char *const prov_keys[] = { "source", "evidence", "date" };
+static const char *const predict_keys[] = { "effect", "min_duration", "waiter" };
+/* enum pb_effect order */
+static const char *const effect_names[] = { "off_cpu", "block_io", "page_fault", "wakes_waiter" };
 
 static const char *const kind_names[] = { "WAIT", "ACQUIRE", "USE", "RELEASE" };
 static const char *const class_names[] = {
@@ -321,6 +325,53 @@ static void build_expect(struct mctx *c, const struct ynode *list, const char *e
 	}
 }
 
+/* predicts: [{effect: NAME, min_duration: DURATION}, ...]; the checks that
+ * relate an effect to the event's kind and site are in manifest_check.c */
+static void build_predicts(struct mctx *c, const struct ynode *list, const char *evpath,
+			   struct pb_event *e, struct event_info *ei)
+{
+	char path[128];
+	size_t i;
+	int fx;
+
+	if (!mf_want_list(c, list, evpath, "predicts", "prediction",
+			  "predictions ({effect: off_cpu, min_duration: 1ms})", PB_FX__COUNT * 4))
+		return;
+	e->predicts = calloc(list->n, sizeof(*e->predicts));
+	ei->pred = calloc(list->n, sizeof(*ei->pred));
+	if (!e->predicts || !ei->pred) {
+		c->oom = true;
+		return;
+	}
+	e->n_predicts = list->n;
+	for (i = 0; i < list->n; i++) {
+		const struct ynode *item = list->items[i];
+		struct pb_prediction *p = &e->predicts[i];
+		struct fields *f = &ei->pred[i];
+
+		snprintf(path, sizeof(path), "%s.predicts[%zu]", evpath, i);
+		p->loc = item->loc;
+		p->effect = PB_FX__COUNT;	/* not parsed: skipped by the checks */
+		p->waiter_idx = -1;
+		if (!mf_want_map(c, item, path, NULL,
+				 "effect: off_cpu | block_io | page_fault | wakes_waiter, min_duration: 1ms"))
+			continue;
+		mf_map_fields(c, item, path, predict_keys, N(predict_keys), f);
+		if (!f->val[PRK_EFFECT])
+			mf_missing(c, f, item->loc, path, "effect",
+				   "(one of off_cpu, block_io, page_fault, wakes_waiter)");
+		else if (mf_get_enum(c, f->val[PRK_EFFECT], path, "effect", effect_names,
+				     N(effect_names), N(effect_names), &fx))
+			p->effect = fx;
+		if (f->val[PRK_MIN_DURATION])
+			mf_get_duration(c, f->val[PRK_MIN_DURATION], path, "min_duration",
+					&p->min_duration_ns);
+		if (f->val[PRK_WAITER])
+			mf_get_name(c, f->val[PRK_WAITER], path, "waiter", "_.-",
+				    "the id of a WAIT event", &p->waiter);
+	}
+}
+
 static void build_provenance(struct mctx *c, const struct ynode *node, const char *evpath,
 			     struct pb_event *e)
 {
@@ -429,6 +480,8 @@ static void build_event(struct mctx *c, const struct ynode *node, size_t idx)
 		build_provenance(c, f->val[EK_PROVENANCE], path, e);
 	if (f->val[EK_DESCRIPTION])
 		mf_get_string(c, f->val[EK_DESCRIPTION], path, "description", &e->description);
+	if (f->val[EK_PREDICTS])
+		build_predicts(c, f->val[EK_PREDICTS], path, e, ei);
 }
 
 /* ---- the document -------------------------------------------------------- */
@@ -511,8 +564,10 @@ int manifest__build(struct mctx *c, const struct ynode *root)
 	else if (build_list(c, f->val[RK_EVENTS], "events", "event", "events",
 			    PB_MANIFEST_MAX_EVENTS,
 			    sizeof(*m->events), (void **)&m->events, &m->n_events,
-			    sizeof(*c->ei), (void **)&c->ei))
+			    sizeof(*c->ei), (void **)&c->ei)) {
+		c->n_ei = m->n_events;
 		for (i = 0; i < m->n_events && !c->oom; i++)
 			build_event(c, f->val[RK_EVENTS]->items[i], i);
+	}
 	return c->oom ? -ENOMEM : 0;
 }

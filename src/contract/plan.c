@@ -329,6 +329,18 @@ static bool event_uses(const struct pb_event *e, enum pb_val_base base)
 	       (e->when.present && value_uses(&e->when.lhs, base));
 }
 
+/* an `at: return` event predicting an in-call effect needs the thread's
+ * effect counters at the call's entry, i.e. an entry stash site */
+static bool predicts_in_call(const struct pb_event *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_predicts; i++)
+		if (e->predicts[i].effect < PB_FX__COUNT && pb_effect_in_call(e->predicts[i].effect))
+			return true;
+	return false;
+}
+
 static int max_arg(const struct pb_event *e)
 {
 	const struct pb_value *vals[] = { &e->instance, &e->units, &e->target,
@@ -481,8 +493,9 @@ static int plan_symbol_event(struct plan_ctx *c, int ei)
 	/* at: entry  -> one entry site
 	 * at: return -> a return site, plus an entry "stash" site when the
 	 *               event reads arguments (registers are clobbered by then)
+	 *               or predicts an in-call effect (counters at entry)
 	 * at: span   -> entry (begin) and return (end) sites */
-	if (e->site.at != PB_AT_RETURN || event_uses(e, PB_VAL_ARG)) {
+	if (e->site.at != PB_AT_RETURN || event_uses(e, PB_VAL_ARG) || predicts_in_call(e)) {
 		s = add_site(c);
 		if (!s)
 			return -ENOMEM;

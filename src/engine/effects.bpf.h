@@ -106,6 +106,22 @@ static __always_inline void attribute_io(struct thread_state *t, __u32 bytes, bo
 	}
 }
 
+/* The thread stops counting as a blocked waiter (woken, back on CPU,
+ * exiting). */
+static __always_inline void unblock_waiter(struct thread_state *t)
+{
+	__u32 wd;
+	__s64 *w;
+
+	if (!t->blocked_desc)
+		return;
+	wd = t->blocked_desc - 1;
+	t->blocked_desc = 0;
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	if (w)
+		__sync_fetch_and_add(w, -1);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -121,8 +137,27 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		now = bpf_ktime_get_ns();
 		tid = BPF_CORE_READ(prev, pid);
 		t = thread_get(tid, true);
-		if (t)
+		if (t) {
 			t->off_ts = now;
+			/* asleep, not preempted: it blocked (cross-layer off_cpu);
+			 * inside a WAIT span it is a blocked waiter of its resource */
+			if (!preempt && prev_state != 0) {
+				t->n_blocks++;
+				if (t->wait_depth && t->wait_depth <= PB_WAIT_DEPTH &&
+				    !t->blocked_desc &&
+				    !(t->wait_flags[(t->wait_depth - 1) & (PB_WAIT_DEPTH - 1)] &
+				      WF_SLEPT_WOKEN)) {
+					__u32 wd = t->wait_desc[(t->wait_depth - 1) &
+								(PB_WAIT_DEPTH - 1)];
+					__s64 *w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+
+					if (w) {
+						__sync_fetch_and_add(w, 1);
+						t->blocked_desc = wd + 1;
+					}
+				}
+			}
+		}
 		count_effect();
 		if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 			rec_fill_hdr(&r->hdr, PB_REC_SCHED_SWITCH, sizeof(*r), now,
@@ -139,6 +174,8 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		now = bpf_ktime_get_ns();
 		tid = BPF_CORE_READ(next, pid);
 		t = thread_get(tid, false);
+		if (t)
+			unblock_waiter(t);
 		if (t && t->off_ts) {
 			off = now - t->off_ts;
 			t->off_ts = 0;
@@ -196,6 +233,54 @@ static __always_inline void classify_wakeup(__u64 waker, bool waker_tracked, __u
 		rs->wakeups_from_release++;
 }
 
+/* A thread inside a WAIT span is woken: it no longer counts as a sleeper,
+ * and a tracked waker gets the credit for a RELEASE's wakes_waiter (also
+ * when the wakee had not switched out yet: woken on its way to sleep). */
+static __always_inline void wake_blocked(__u64 waker, bool waker_tracked, __u32 wakee,
+					 __u64 now)
+{
+	struct thread_state *w = thread_get(wakee, false), *t;
+	struct pb_desc_stats *ds;
+	__u32 wd, di, slot;
+
+	if (!w)
+		return;
+	if (!w->wait_depth || w->wait_depth > PB_WAIT_DEPTH)
+		return;
+	slot = (w->wait_depth - 1) & (PB_WAIT_DEPTH - 1);
+	if (w->blocked_desc) {
+		__u64 *wk;
+
+		wd = w->blocked_desc - 1;
+		unblock_waiter(w);
+		wk = bpf_map_lookup_elem(&wait_wakes, &wd);
+		if (wk)
+			__sync_fetch_and_add(wk, 1);
+	} else if (!(w->wait_flags[slot] & WF_SLEPT_WOKEN)) {
+		/* inside a span, about to sleep (queued on the futex, not yet
+		 * switched out): the RELEASE handed it the unit all the same */
+		wd = w->wait_desc[slot];
+	} else {
+		return;
+	}
+	w->wait_flags[slot] |= WF_SLEPT_WOKEN;
+	if (!waker_tracked || (__u32)waker == wakee)
+		return;
+	t = thread_get((__u32)waker, false);
+	if (!t)
+		return;
+	if (t->pend_desc && t->pend_waiter == wd) {
+		di = t->pend_desc - 1;
+		t->pend_desc = 0;
+		ds = bpf_map_lookup_elem(&desc_stats, &di);
+		if (ds)
+			ds->pred_checked[PB_FX_WAKES_WAITER_BIT]++;
+		return;
+	}
+	t->woke_desc = wd + 1;
+	t->woke_ts = now;
+}
+
 static __always_inline int on_wakeup(struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
@@ -206,14 +291,32 @@ static __always_inline int on_wakeup(struct task_struct *p)
 		return 0;
 	now = bpf_ktime_get_ns();
 	count_effect();
-	if (task_tracked(p))
-		classify_wakeup(pid_tgid, waker_tracked, BPF_CORE_READ(p, pid), now);
+	if (task_tracked(p)) {
+		__u32 wakee = BPF_CORE_READ(p, pid);
+
+		classify_wakeup(pid_tgid, waker_tracked, wakee, now);
+	}
 	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 		rec_fill_hdr(&r->hdr, PB_REC_WAKEUP, sizeof(*r), now, pid_tgid);
 		r->wakee_pid = BPF_CORE_READ(p, tgid);
 		r->wakee_tid = BPF_CORE_READ(p, pid);
 		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	}
+	return 0;
+}
+
+/* sched_waking runs in the waker's context (sched_wakeup may run on the
+ * wakee's CPU, from its wake list, under another task): the cross-layer
+ * wakes_waiter credit is taken here. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(pb_sched_waking, struct task_struct *p)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	bool waker_tracked = tracked_tgid(pid_tgid >> 32) && filter_tgid;
+
+	if (!filter_tgid || !task_tracked(p))
+		return 0;
+	wake_blocked(pid_tgid, waker_tracked, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -266,6 +369,24 @@ int BPF_PROG(pb_block_rq_issue, struct request *rq)
 	return 0;
 }
 
+/* A bio submitted by a tracked thread (submit_bio, in its context; the
+ * request may be issued to the device later from another context, so
+ * block_rq_issue cannot say who did the I/O): the cross-layer block_io
+ * counter. */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(pb_block_bio_queue, struct bio *bio)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct thread_state *t;
+
+	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+		return 0;
+	t = thread_get((__u32)pid_tgid, false);
+	if (t)
+		t->n_io++;
+	return 0;
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(pb_block_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
@@ -314,8 +435,10 @@ int BPF_PROG(pb_page_fault_user, unsigned long address, struct pt_regs *regs,
 	now = bpf_ktime_get_ns();
 	count_effect();
 	t = thread_get((__u32)pid_tgid, false);
-	if (t)
+	if (t) {
 		attribute_io(t, 0, true);
+		t->n_faults++;
+	}
 	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 		rec_fill_hdr(&r->hdr, PB_REC_FAULT, sizeof(*r), now, pid_tgid);
 		r->address = address;
@@ -332,11 +455,24 @@ int BPF_PROG(pb_sched_process_exit, struct task_struct *p, bool group_dead)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct pb_rec_exit *r;
+	struct thread_state *t;
 	__u32 tid = (__u32)pid_tgid;
 
 	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
 		return 0;
 	count_effect();
+	t = thread_get(tid, false);
+	if (t) {
+		unblock_waiter(t);
+		/* a RELEASE's wakes_waiter still pending cannot be judged */
+		if (t->pend_desc) {
+			__u32 di = t->pend_desc - 1;
+			struct pb_desc_stats *ds = bpf_map_lookup_elem(&desc_stats, &di);
+
+			if (ds)
+				ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
+		}
+	}
 	bpf_map_delete_elem(&threads, &tid);
 	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 		rec_fill_hdr(&r->hdr, PB_REC_EXIT, sizeof(*r), bpf_ktime_get_ns(), pid_tgid);

@@ -46,6 +46,11 @@
 
 const volatile __u32 filter_tgid = 0;	/* 0: every process the links fire in */
 const volatile bool emit_events = false;
+/* effects whose tracepoints are attached (bit PB_FX_*_BIT): engine.c sets
+ * it; a prediction of an effect that cannot be seen is unjudged */
+const volatile __u32 fx_avail = 0;
+/* effects some descriptor predicts (engine.c): no cost without predictions */
+const volatile __u32 fx_want = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -109,11 +114,18 @@ struct stash_key {
 	__u32 descriptor;
 };
 
+/* per-thread effect counters at a call's entry (cross-layer predictions) */
+struct fx_snap {
+	__u32 blocks, io, faults;
+	__u32 ok;		/* 0: no thread state at entry: unjudged */
+};
+
 struct stash {
 	__u32 depth;
 	__u32 _pad;
 	__u64 ts[PB_STASH_DEPTH];
 	__u64 args[PB_STASH_DEPTH][6];
+	struct fx_snap fx[PB_STASH_DEPTH];
 };
 
 struct {
@@ -123,10 +135,21 @@ struct {
 	__type(value, struct stash);
 } stashes SEC(".maps");
 
+/* zero values to create map entries from (keeps them off the BPF stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stash);
+} stash_zero SEC(".maps");
+
 /* per-thread state shared with the OS-effect programs */
 /* thread_state.wait_flags[] */
 #define WF_IO		(1u << 0)	/* the span issued block I/O */
 #define WF_RELEASE_WOKEN (1u << 1)	/* woken by a releaser of its resource */
+#define WF_SLEPT_WOKEN	(1u << 2)	/* slept and was woken once: no longer a
+					 * sleeper a RELEASE must wake (a later
+					 * sleep is e.g. on the re-taken mutex) */
 
 struct thread_state {
 	__u64 off_ts;			/* switched out at (0: on CPU) */
@@ -140,7 +163,43 @@ struct thread_state {
 	__u32 wait_desc[PB_WAIT_DEPTH];	/* WAIT span stack (descriptor) */
 	__u8 wait_flags[PB_WAIT_DEPTH];	/* WF_* per span */
 	__s32 hold[PB_THREAD_HOLD_RES];	/* instances held per resource */
+	/* cross-layer predictions (v4): monotonic effect counters */
+	__u32 n_blocks;			/* switched out asleep (not preempted) */
+	__u32 n_io;			/* bios submitted (block_bio_queue) */
+	__u32 n_faults;			/* user page faults */
+	__u32 blocked_desc;		/* WAIT descriptor + 1 it is counted a blocked waiter of */
+	__u32 woke_desc;		/* WAIT descriptor + 1 of the last blocked waiter it woke */
+	__u32 pend_desc;		/* RELEASE + 1 whose wakes_waiter is pending */
+	__u64 woke_ts;
+	__u64 pend_instance;
+	__u32 pend_waiter;		/* the WAIT descriptor that RELEASE should wake */
+	__u16 pend_res;
+	__u16 _pad2;
+	__u64 pend_wakes;		/* wait_wakes[pend_waiter] at the RELEASE */
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} thread_zero SEC(".maps");
+
+/* threads blocked (asleep) inside a WAIT span, per WAIT descriptor (global) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_DESCRIPTORS);
+	__type(key, __u32);
+	__type(value, __s64);
+} wait_sleepers SEC(".maps");
+
+/* sleepers of a WAIT descriptor woken so far, by anyone (global) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_DESCRIPTORS);
+	__type(key, __u32);
+	__type(value, __u64);
+} wait_wakes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -218,9 +277,12 @@ static __always_inline struct thread_state *thread_get(__u32 tid, bool create)
 	if (t || !create)
 		return t;
 	{
-		struct thread_state z = {};
+		__u32 zk = 0;
+		struct thread_state *z = bpf_map_lookup_elem(&thread_zero, &zk);
 
-		if (bpf_map_update_elem(&threads, &tid, &z, BPF_NOEXIST) == -E2BIG) {
+		if (!z)
+			return NULL;
+		if (bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST) == -E2BIG) {
 			struct pb_engine_stats *es = estats();
 
 			if (es)
@@ -335,13 +397,15 @@ struct ev_ctx {
 	__u64 pid_tgid;
 	__u32 descriptor;
 	__u32 span_flags;	/* WAIT span end: WF_* of the popped span */
+	struct fx_snap fx;	/* effect counters at the call's entry */
 };
 
 /* Send one violation sample, at most PB_VIOL_SAMPLES_PER_SEC per descriptor
  * per second, whether or not events are streamed. */
 static __always_inline void viol_sample(__u32 di, __u16 res, __u8 kind, __u32 inv,
 					const struct ev_ctx *c, __u32 tid, __u64 instance,
-					__u64 gen, __u64 new_gen, __u32 owner, bool with_args)
+					__u64 gen, __u64 new_gen, __u32 owner, bool with_args,
+					__u32 detail)
 {
 	struct pb_rec_violation *v;
 	struct viol_rate *rl;
@@ -370,7 +434,7 @@ static __always_inline void viol_sample(__u32 di, __u16 res, __u8 kind, __u32 in
 	v->generation = gen;
 	v->new_generation = new_gen;
 	v->owner_tid = owner;
-	v->_pad = 0;
+	v->detail = detail;
 	v->args[0] = with_args ? c->args[0] : 0;
 	v->args[1] = with_args ? c->args[1] : 0;
 	v->args[2] = with_args ? c->args[2] : 0;
@@ -387,7 +451,7 @@ static __always_inline void violation(const struct pb_descriptor *d, const struc
 		return;
 	ds->violations[inv & (PB_INV_SLOTS - 1)]++;
 	viol_sample(c->descriptor, d->resource, d->kind, inv, c, (__u32)c->pid_tgid, instance,
-		    gen, new_gen, owner, true);
+		    gen, new_gen, owner, true, 0);
 }
 
 /* An expectation missed (docs/validation.md, invariant 4): charge it to the
@@ -402,7 +466,7 @@ static __always_inline void charge_expect(__u32 edi, const struct pb_descriptor 
 		return;
 	__sync_fetch_and_add(&ds->violations[PB_INV_EXPECT_TIMEOUT], 1);
 	viol_sample(edi, e->resource, e->kind, PB_INV_EXPECT_TIMEOUT, c, st->expect_tid, instance,
-		    st->generation, waited, st->owner_tid, false);
+		    st->generation, waited, st->owner_tid, false, 0);
 }
 
 /* An event of `kind` on a live instance: meet its pending expectation
@@ -489,7 +553,7 @@ static __always_inline void charge_tombstone(const struct inst_state *st, const 
 			continue;
 		ds->violations[inv] += st->pending_n[k];
 		viol_sample(di, res, k ? EV_RELEASE : EV_USE, inv, c, st->pending_tid, instance,
-			    0, 0, 0, false);
+			    0, 0, 0, false, 0);
 	}
 }
 
@@ -535,6 +599,126 @@ static long settle_one(__u64 i, struct inst_key *key)
 static __always_inline void settle_wait(struct inst_key *key)
 {
 	bpf_loop(SETTLE_SPINS, settle_one, key, 0);
+}
+
+/* ---- cross-layer predictions (docs/validation.md "Cross-layer checks") ---- */
+
+static __always_inline void pred_failed(struct pb_desc_stats *ds, __u32 di, __u16 res,
+					__u8 kind, __u32 fx, const struct ev_ctx *c, __u32 tid,
+					__u64 instance, __u64 dur, bool with_args)
+{
+	fx &= PB_FX_SLOTS - 1;
+	ds->pred_checked[fx]++;
+	ds->pred_failed[fx]++;
+	ds->violations[PB_INV_PREDICTION_FAILED]++;
+	viol_sample(di, res, kind, PB_INV_PREDICTION_FAILED, c, tid, instance, 0, dur, 0,
+		    with_args, fx);
+}
+
+/* The thread's pending wakes_waiter (a RELEASE while a waiter was asleep)
+ * saw it wake no sleeper before this next probe hit: failed when the
+ * sleepers stayed asleep all along (none left, or one woken by another
+ * thread, a timeout, a mutex hand-off: this RELEASE's part cannot be told,
+ * unjudged). */
+static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
+{
+	struct thread_state *t = thread_get(tid, false);
+	struct pb_desc_stats *ds;
+	__u32 di, wd;
+	__u64 *wk;
+	__s64 *w;
+
+	if (!t || !t->pend_desc)
+		return;
+	di = t->pend_desc - 1;
+	wd = t->pend_waiter;
+	t->pend_desc = 0;
+	ds = bpf_map_lookup_elem(&desc_stats, &di);
+	if (!ds)
+		return;
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
+	if (!w || *w <= 0 || !wk || *wk != t->pend_wakes) {
+		ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
+		return;
+	}
+	pred_failed(ds, di, t->pend_res, EV_RELEASE, PB_FX_WAKES_WAITER_BIT, c, tid,
+		    t->pend_instance, 0, false);
+}
+
+/* In-call effects: did the thread block / issue block I/O / fault between
+ * the call's entry (c->fx) and now? Calls shorter than the effect's
+ * min_duration are not judged. */
+static __always_inline void judge_call_effects(const struct pb_descriptor *d,
+					       const struct ev_ctx *c, struct pb_desc_stats *ds,
+					       __u64 instance, __u64 dur)
+{
+	struct thread_state *t = thread_get((__u32)c->pid_tgid, false);
+	__u32 fx, now_v, then_v;
+
+#pragma unroll
+	for (fx = 0; fx < 3; fx++) {
+		if (!(d->fx_mask & (1u << fx)) || dur < d->fx_min_ns[fx])
+			continue;
+		if (!(fx_avail & (1u << fx)) || !c->fx.ok || !t) {
+			ds->pred_unjudged[fx]++;
+			continue;
+		}
+		if (fx == PB_FX_OFF_CPU_BIT) {
+			now_v = t->n_blocks;
+			then_v = c->fx.blocks;
+		} else if (fx == PB_FX_BLOCK_IO_BIT) {
+			now_v = t->n_io;
+			then_v = c->fx.io;
+		} else {
+			now_v = t->n_faults;
+			then_v = c->fx.faults;
+		}
+		if (now_v != then_v)
+			ds->pred_checked[fx]++;
+		else
+			pred_failed(ds, c->descriptor, d->resource, d->kind, fx, c,
+				    (__u32)c->pid_tgid, instance, dur, true);
+	}
+}
+
+/* RELEASE predicted to wake a waiter: held at once when (at: return) the
+ * thread woke a blocked waiter of the resource inside the call (< 500 us
+ * ago); else, when a waiter is blocked now, pending until the thread's next
+ * probe hit; with no blocked waiter there is nothing to judge. */
+static __always_inline void judge_release_wake(const struct pb_descriptor *d,
+					       const struct ev_ctx *c, struct pb_desc_stats *ds,
+					       __u64 instance)
+{
+	__u32 wd = d->fx_waiter, fx = PB_FX_WAKES_WAITER_BIT;
+	struct thread_state *t;
+	__u64 *wk;
+	__s64 *w;
+
+	if (!(fx_avail & (1u << fx))) {
+		ds->pred_unjudged[fx]++;
+		return;
+	}
+	t = thread_get((__u32)c->pid_tgid, true);
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	if (!t || !w) {
+		ds->pred_unjudged[fx]++;
+		return;
+	}
+	if (d->at == AT_RETURN && t->woke_desc == wd + 1 && c->now - t->woke_ts < WAKE_WINDOW_NS) {
+		t->woke_desc = 0;	/* one wakeup credits one RELEASE */
+		ds->pred_checked[fx]++;
+		return;
+	}
+	if (*w <= 0)
+		return;
+	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
+	t->woke_desc = 0;
+	t->pend_wakes = wk ? *wk : 0;
+	t->pend_desc = c->descriptor + 1;
+	t->pend_waiter = wd;
+	t->pend_res = d->resource;
+	t->pend_instance = instance;
 }
 
 /* One event: guard, decode, identity, aggregate, optional record. */
@@ -583,6 +767,10 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 	ds->units += units;
 	key.resource = res;
 	key.instance = instance;
+	if (d->fx_mask & PB_FX_CALL_MASK)
+		judge_call_effects(d, c, ds, instance, c->duration);
+	if ((d->fx_mask & (1u << PB_FX_WAKES_WAITER_BIT)) && d->kind == EV_RELEASE)
+		judge_release_wake(d, c, ds, instance);
 
 	switch (d->kind) {
 	case EV_WAIT:
@@ -879,7 +1067,8 @@ static __always_inline __u32 wait_pop(__u32 tid)
 
 /* Entry of a span or of a stash site: save args (and the time) on the
  * per-(thread, descriptor) stack. */
-static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, __u64 now)
+static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, __u64 now,
+				       bool want_fx)
 {
 	struct stash_key k = { .tid = tid, .descriptor = di };
 	struct stash *s = bpf_map_lookup_elem(&stashes, &k);
@@ -887,9 +1076,11 @@ static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, _
 	int i;
 
 	if (!s) {
-		struct stash z = {};
+		__u32 zk = 0;
+		struct stash *z = bpf_map_lookup_elem(&stash_zero, &zk);
 
-		bpf_map_update_elem(&stashes, &k, &z, BPF_NOEXIST);
+		if (z)
+			bpf_map_update_elem(&stashes, &k, z, BPF_NOEXIST);
 		s = bpf_map_lookup_elem(&stashes, &k);
 		if (!s) {
 			struct pb_engine_stats *es = estats();
@@ -913,10 +1104,22 @@ static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, _
 #pragma unroll
 	for (i = 0; i < 6; i++)
 		s->args[dep][i] = args[i];
+	s->fx[dep].ok = 0;
+	if (want_fx) {
+		struct thread_state *t = thread_get(tid, true);
+
+		if (t) {
+			s->fx[dep].blocks = t->n_blocks;
+			s->fx[dep].io = t->n_io;
+			s->fx[dep].faults = t->n_faults;
+			s->fx[dep].ok = 1;
+		}
+	}
 }
 
 /* Return: pop the matching entry; false when there is none. */
-static __always_inline bool stash_pop(__u32 tid, __u32 di, __u64 *args, __u64 *ts)
+static __always_inline bool stash_pop(__u32 tid, __u32 di, __u64 *args, __u64 *ts,
+				      struct fx_snap *fx)
 {
 	struct stash_key k = { .tid = tid, .descriptor = di };
 	struct stash *s = bpf_map_lookup_elem(&stashes, &k);
@@ -930,6 +1133,7 @@ static __always_inline bool stash_pop(__u32 tid, __u32 di, __u64 *args, __u64 *t
 		return false;	/* overflowed entry: counted at push */
 	dep &= PB_STASH_DEPTH - 1;
 	*ts = s->ts[dep];
+	*fx = s->fx[dep];
 #pragma unroll
 	for (i = 0; i < 6; i++)
 		args[i] = s->args[dep][i];
@@ -963,13 +1167,15 @@ int pb_entry(struct pt_regs *ctx)
 		return 0;
 	regs_args(ctx, c.args);
 	c.now = bpf_ktime_get_ns();
+	c.pid_tgid = pid_tgid;
+	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
+		resolve_pending_wake(tid, &c);
 	if ((cookie & PLAN_COOKIE_STASH) || d->at == AT_SPAN) {
-		stash_push(tid, di, c.args, c.now);
+		stash_push(tid, di, c.args, c.now, d->fx_mask & PB_FX_CALL_MASK);
 		if (d->at == AT_SPAN)
 			wait_push(tid, d->resource, di);
 		return 0;
 	}
-	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
 	return process_event(d, &c);
 }
@@ -993,11 +1199,14 @@ int pb_return(struct pt_regs *ctx)
 	c.retval = PT_REGS_RC(ctx);
 	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
-	/* span ends and argument-reading return events have an entry stash */
+	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
+		resolve_pending_wake(tid, &c);
+	/* span ends, argument-reading return events and return events with
+	 * in-call predictions have an entry stash */
 	if (d->at == AT_SPAN || d->instance.base == PB_VB_ARG || d->units.base == PB_VB_ARG ||
 	    d->target.base == PB_VB_ARG || d->generation.base == PB_VB_ARG ||
-	    d->guard.base == PB_VB_ARG) {
-		have = stash_pop(tid, di, c.args, &ts);
+	    d->guard.base == PB_VB_ARG || (d->fx_mask & PB_FX_CALL_MASK)) {
+		have = stash_pop(tid, di, c.args, &ts, &c.fx);
 		if (d->at == AT_SPAN)
 			c.span_flags = wait_pop(tid);
 		if (!have) {
@@ -1036,6 +1245,8 @@ int pb_usdt(struct pt_regs *ctx)
 	c.now = bpf_ktime_get_ns();
 	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
+	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
+		resolve_pending_wake((__u32)pid_tgid, &c);
 	return process_event(d, &c);
 }
 

@@ -159,15 +159,53 @@ static int fill_descriptors(struct engine *e)
 			d.flags |= PB_DF_CAPACITY;
 		}
 		fill_expect(&d, ev);
+		for (size_t k = 0; k < ev->n_predicts; k++) {
+			const struct pb_prediction *pr = &ev->predicts[k];
+
+			if (pr->effect >= PB_FX__COUNT)
+				continue;
+			d.fx_mask |= (uint8_t)(1u << pr->effect);
+			d.fx_min_ns[pr->effect] = pr->min_duration_ns;
+			if (pr->effect == PB_FX_WAKES_WAITER && pr->waiter_idx >= 0)
+				d.fx_waiter = (uint32_t)pr->waiter_idx;
+		}
 		if (bpf_map_update_elem(fd, &key, &d, BPF_ANY))
 			return -errno;
 	}
 	return 0;
 }
 
-/* Turn off each OS-effect program whose BTF tracepoint this kernel lacks. */
+_Static_assert(PB_FX__COUNT == PB_FX_SLOTS && PB_FX_OFF_CPU == PB_FX_OFF_CPU_BIT &&
+		       PB_FX_BLOCK_IO == PB_FX_BLOCK_IO_BIT &&
+		       PB_FX_PAGE_FAULT == PB_FX_PAGE_FAULT_BIT &&
+		       PB_FX_WAKES_WAITER == PB_FX_WAKES_WAITER_BIT,
+	       "enum pb_effect = PB_FX_*_BIT");
+
+/* bit PB_FX_*_BIT per effect some descriptor of the plan predicts */
+static uint32_t predicted_effects(const struct plan *p)
+{
+	const struct manifest *m = p->manifest;
+	uint32_t mask = 0;
+	size_t i, k;
+
+	for (i = 0; i < p->n_descriptors; i++) {
+		const struct pb_event *ev = &m->events[p->descriptors[i].event];
+
+		for (k = 0; k < ev->n_predicts; k++)
+			if (ev->predicts[k].effect < PB_FX__COUNT)
+				mask |= 1u << ev->predicts[k].effect;
+	}
+	return mask;
+}
+
+/* Turn off each OS-effect program whose BTF tracepoint this kernel lacks,
+ * and the two that only serve predictions nobody made (sched_waking,
+ * block_bio_queue: they run on every wakeup / bio of the system); tell BPF
+ * which predicted effects can be seen (fx_avail). */
 static void check_tracepoints(struct engine *e, bool effects)
 {
+	bool have_switch = false, have_wakeup = false, have_block = false, have_fault = false;
+	uint32_t want = predicted_effects(e->plan);
 	static const struct {
 		const char *tp;
 		const char *what;
@@ -175,6 +213,8 @@ static void check_tracepoints(struct engine *e, bool effects)
 		{ "sched_switch", "off-CPU time not joined to resources" },
 		{ "sched_wakeup", "wakeup edges not recorded" },
 		{ "sched_wakeup_new", "new-thread wakeups not recorded" },
+		{ "sched_waking", "predictions of wakes_waiter are unjudged" },
+		{ "block_bio_queue", "predictions of block_io are unjudged" },
 		{ "block_rq_issue", "block I/O not joined to resources" },
 		{ "block_rq_complete", "block I/O latency not recorded" },
 		{ "page_fault_user", "page faults not joined to resources" },
@@ -192,13 +232,20 @@ static void check_tracepoints(struct engine *e, bool effects)
 		if (strncmp(sec, "tp_btf/", 7))
 			continue;
 		tp = sec + 7;
-		if (!effects) {
+		if (!effects || (!strcmp(tp, "sched_waking") &&
+				 !(want & (1u << PB_FX_WAKES_WAITER_BIT))) ||
+		    (!strcmp(tp, "block_bio_queue") && !(want & (1u << PB_FX_BLOCK_IO_BIT)))) {
 			bpf_program__set_autoload(prog, false);
 			continue;
 		}
 		snprintf(name, sizeof(name), "btf_trace_%s", tp);
-		if (vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0)
+		if (vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0) {
+			have_switch |= !strcmp(tp, "sched_switch");
+			have_wakeup |= !strcmp(tp, "sched_waking");
+			have_block |= !strcmp(tp, "block_bio_queue");
+			have_fault |= !strcmp(tp, "page_fault_user");
 			continue;
+		}
 		bpf_program__set_autoload(prog, false);
 		for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
 			if (!strcmp(tps[i].tp, tp))
@@ -207,6 +254,11 @@ static void check_tracepoints(struct engine *e, bool effects)
 			    i < sizeof(tps) / sizeof(tps[0]) ? tps[i].what : "program off");
 	}
 	btf__free(vmlinux);
+	e->skel->rodata->fx_want = want;
+	e->skel->rodata->fx_avail = (have_switch ? 1u << PB_FX_OFF_CPU_BIT : 0) |
+				    (have_block ? 1u << PB_FX_BLOCK_IO_BIT : 0) |
+				    (have_fault ? 1u << PB_FX_PAGE_FAULT_BIT : 0) |
+				    (have_switch && have_wakeup ? 1u << PB_FX_WAKES_WAITER_BIT : 0);
 }
 
 static size_t ringbuf_size(size_t want)
@@ -436,6 +488,11 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 			d->release_woken_spans += s->release_woken_spans;
 			for (k = 0; k < PB_INV_SLOTS; k++)
 				d->violations[k] += s->violations[k];
+			for (k = 0; k < PB_FX_SLOTS; k++) {
+				d->pred_checked[k] += s->pred_checked[k];
+				d->pred_failed[k] += s->pred_failed[k];
+				d->pred_unjudged[k] += s->pred_unjudged[k];
+			}
 		}
 		d->violations[PB_INV_USE_NOT_ACQUIRED] += e->swept_use[i];
 		d->violations[PB_INV_RELEASE_NOT_ACTIVE] += e->swept_release[i];

@@ -15,9 +15,11 @@
 #include <linux/types.h>
 #endif
 
-#define PB_EVENTS_VERSION	3	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
+#define PB_EVENTS_VERSION	4	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
 					 * counts only wakees inside a WAIT on the resource
-					 * 3: pb_desc_stats.violations[], PB_REC_VIOLATION */
+					 * 3: pb_desc_stats.violations[], PB_REC_VIOLATION
+					 * 4: pb_desc_stats.pred_*[] (cross-layer predictions),
+					 *    invariant 6 prediction_failed */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -122,9 +124,19 @@ enum pb_invariant {
 	PB_INV_EXPECT_TIMEOUT = 4,	/* `expect: next within` not met: charged to the
 					 * descriptor whose event set the expectation */
 	PB_INV_OVER_CAPACITY = 5,	/* an ACQUIRE left the units held over the capacity */
+	PB_INV_PREDICTION_FAILED = 6,	/* a predicted OS effect did not happen (v4; the
+					 * rate is judged over pred_checked, not events) */
 	PB_INV__COUNT,
 };
 #define PB_INV_SLOTS		8	/* pb_desc_stats.violations[] length (room to grow) */
+
+/* cross-layer effects (= enum pb_effect in contract/manifest.h) */
+#define PB_FX_OFF_CPU_BIT	0	/* blocked (asleep off CPU) inside the call */
+#define PB_FX_BLOCK_IO_BIT	1	/* issued block I/O inside the call */
+#define PB_FX_PAGE_FAULT_BIT	2	/* took a user page fault inside the call */
+#define PB_FX_WAKES_WAITER_BIT	3	/* RELEASE woke a thread blocked in a WAIT on the resource */
+#define PB_FX_SLOTS		4
+#define PB_FX_CALL_MASK		0x7	/* effects judged over the call (entry -> return) */
 
 #define PB_VIOL_SAMPLES_PER_SEC	8	/* PB_REC_VIOLATION records per descriptor per second */
 
@@ -139,9 +151,11 @@ struct pb_rec_violation {
 				 * EXPECT_TIMEOUT), else the event's */
 	__u64 new_generation;	/* GEN_OVERLAP: the generation the event carried;
 				 * EXPECT_TIMEOUT: ns waited when the miss was seen;
-				 * OVER_CAPACITY: units held after the ACQUIRE */
+				 * OVER_CAPACITY: units held after the ACQUIRE;
+				 * PREDICTION_FAILED: the call's duration (ns), 0
+				 * for wakes_waiter */
 	__u32 owner_tid;	/* thread that acquired the live generation, or 0 */
-	__u32 _pad;
+	__u32 detail;		/* PREDICTION_FAILED: enum pb_effect (v4); else 0 */
 	__u64 args[3];		/* first raw arguments of the event */
 };
 
@@ -174,6 +188,14 @@ struct pb_desc_stats {
 	__u64 release_woken_spans;	/* spans with a release wakeup */
 	/* version 3, appended: invariant violations by enum pb_invariant */
 	__u64 violations[PB_INV_SLOTS];
+	/* version 4, appended: cross-layer predictions (manifest `predicts`) by
+	 * enum pb_effect. checked = judged (held + failed); failed is also
+	 * counted in violations[PB_INV_PREDICTION_FAILED]; unjudged = could not
+	 * be judged (effect program off, thread state lost, nested too deep,
+	 * thread exited with a RELEASE pending): lost evidence, never a failure */
+	__u64 pred_checked[PB_FX_SLOTS];
+	__u64 pred_failed[PB_FX_SLOTS];
+	__u64 pred_unjudged[PB_FX_SLOTS];
 };
 
 /* Per resource gauges (kept by the engine, sampled by user space). */
@@ -308,12 +330,18 @@ struct pb_descriptor {
 	__u64 expect_within[4];	/* PB_DF_EXPECT: per next kind (enum pb_event_kind),
 				 * the bound in ns; 0 = kind not allowed next */
 	__u64 expect_max;	/* the largest bound: past it the expectation missed */
+	/* cross-layer predictions (v4; docs/validation.md "Cross-layer checks") */
+	__u8 fx_mask;		/* bit PB_FX_*_BIT per predicted effect */
+	__u8 _fx_pad[3];
+	__u32 fx_waiter;	/* wakes_waiter: descriptor of the WAIT span woken */
+	__u64 fx_min_ns[PB_FX_SLOTS];	/* per effect: only calls at least this long are judged */
 };
 
 #ifndef __VMLINUX_H__
 /* Decoders read these layouts from files: pin them. */
 _Static_assert(sizeof(struct pb_rec_violation) == 96, "pb_rec_violation layout");
-_Static_assert(sizeof(struct pb_desc_stats) == 8 * (8 + PB_HIST_BUCKETS + 7 + PB_INV_SLOTS),
+_Static_assert(sizeof(struct pb_desc_stats) ==
+		       8 * (8 + PB_HIST_BUCKETS + 7 + PB_INV_SLOTS + 3 * PB_FX_SLOTS),
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
 #endif

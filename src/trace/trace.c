@@ -26,7 +26,8 @@ _Static_assert(sizeof(struct pb_rec_block) == 64, "pb_rec_block layout");
 _Static_assert(sizeof(struct pb_rec_fault) == 56, "pb_rec_fault layout");
 _Static_assert(sizeof(struct pb_rec_exit) == 40, "pb_rec_exit layout");
 _Static_assert(sizeof(struct pb_rec_violation) == 96, "pb_rec_violation layout");
-_Static_assert(sizeof(struct pb_desc_stats) == 64 + 8 * PB_HIST_BUCKETS + 56 + 8 * PB_INV_SLOTS,
+_Static_assert(sizeof(struct pb_desc_stats) ==
+		       64 + 8 * PB_HIST_BUCKETS + 56 + 8 * PB_INV_SLOTS + 24 * PB_FX_SLOTS,
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
 _Static_assert(sizeof(struct pb_res_stats) == 72, "pb_res_stats layout");

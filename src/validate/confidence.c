@@ -14,6 +14,11 @@ struct desc_state {
 	uint64_t last_events, last_viol[PB_INV_SLOTS];
 	/* violations discounted by the grace period (per invariant) */
 	uint64_t graced[PB_INV_SLOTS];
+	/* cross-layer predictions (per effect): cumulative as last seen, and
+	 * at the start of the open prediction window (which closes with a
+	 * judged event window holding >= min_checks checks) */
+	uint64_t last_chk[PB_FX_SLOTS], last_fail[PB_FX_SLOTS], last_unj[PB_FX_SLOTS];
+	uint64_t base_chk[PB_FX_SLOTS], base_fail[PB_FX_SLOTS];
 	uint32_t high_run, viol_run, quiet_run;	/* consecutive windows */
 	struct pb_rec_violation samples[CONFIDENCE_SAMPLES];
 	uint32_t n_samples;
@@ -39,6 +44,7 @@ const char *pb_invariant_str(int inv)
 	case PB_INV_GEN_OVERLAP: return "generation_overlap";
 	case PB_INV_EXPECT_TIMEOUT: return "expect_timeout";
 	case PB_INV_OVER_CAPACITY: return "over_capacity";
+	case PB_INV_PREDICTION_FAILED: return "prediction_failed";
 	default: return "unknown";
 	}
 }
@@ -70,6 +76,7 @@ struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *init
 	c->o.stale_high_windows = 2;
 	c->o.stale_windows = 3;
 	c->o.recover_windows = 3;
+	c->o.min_checks = 20;
 	if (opts) {
 		if (opts->min_events)
 			c->o.min_events = opts->min_events;
@@ -84,6 +91,9 @@ struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *init
 		if (opts->recover_windows)
 			c->o.recover_windows = opts->recover_windows;
 		c->o.grace_ns = opts->grace_ns;
+		if (opts->sz >= offsetof(struct confidence_opts, min_checks) +
+				   sizeof(opts->min_checks) && opts->min_checks)
+			c->o.min_checks = opts->min_checks;
 	}
 	c->n_desc = n_desc;
 	c->d = calloc(n_desc ? n_desc : 1, sizeof(*c->d));
@@ -138,13 +148,28 @@ static const struct pb_rec_violation *first_sample(const struct desc_state *d, i
 	return NULL;
 }
 
+/* One closed window of a descriptor. */
+struct window {
+	uint64_t ev;
+	uint64_t viol[PB_INV_SLOTS];	/* [PB_INV_PREDICTION_FAILED] unused: see chk/fail */
+	bool pred_judged;		/* enough checks: the prediction rate counts */
+	uint64_t chk, fail;		/* predictions in the window (all effects) */
+	uint64_t chk_fx[PB_FX_SLOTS], fail_fx[PB_FX_SLOTS];
+};
+
+static const char *effect_name(uint32_t fx)
+{
+	return fx < PB_FX__COUNT ? pb_effect_str((enum pb_effect)fx) : "?";
+}
+
 static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_confidence to,
-		       int inv, uint64_t ev, uint64_t viol, uint64_t inv_viol, const char *why)
+		       int inv, const struct window *w, uint64_t viol, uint64_t inv_viol,
+		       const char *why)
 {
 	struct desc_state *d = &c->d[di];
 	struct confidence_change *ch;
 	const struct pb_rec_violation *s = inv >= 0 ? first_sample(d, inv) : NULL;
-	int n;
+	int n, k;
 
 	if (c->n_changes == c->cap_changes) {
 		size_t cap = c->cap_changes ? c->cap_changes * 2 : 16;
@@ -162,18 +187,42 @@ static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_c
 	ch->from = d->state;
 	ch->to = to;
 	ch->invariant = inv;
-	ch->window_events = ev;
+	ch->window_events = w->ev;
 	ch->window_violations = viol;
 	ch->invariant_violations = inv_viol;
-	if (inv >= 0)
+	if (w->pred_judged) {
+		ch->window_checked = w->chk;
+		ch->window_failed = w->fail;
+	}
+	if (inv == PB_INV_PREDICTION_FAILED) {
+		n = snprintf(ch->reason, sizeof(ch->reason), "%s: %llu of %llu checked predictions (%.1f%%) in the window (",
+			     pb_invariant_str(inv), (unsigned long long)w->fail,
+			     (unsigned long long)w->chk,
+			     w->chk ? 100.0 * (double)w->fail / (double)w->chk : 0.0);
+		for (k = 0; k < PB_FX_SLOTS && n > 0 && (size_t)n < sizeof(ch->reason); k++)
+			if (w->chk_fx[k])
+				n += snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
+					      "%s%s %llu failed of %llu", ch->reason[n - 1] == '(' ? "" : ", ",
+					      effect_name((uint32_t)k),
+					      (unsigned long long)w->fail_fx[k],
+					      (unsigned long long)w->chk_fx[k]);
+		if (n > 0 && (size_t)n < sizeof(ch->reason))
+			n += snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n, "); %s", why);
+	} else if (inv >= 0) {
 		n = snprintf(ch->reason, sizeof(ch->reason), "%s: %llu of %llu events (%.1f%%) in the window; %s",
 			     pb_invariant_str(inv), (unsigned long long)inv_viol,
-			     (unsigned long long)ev, ev ? 100.0 * (double)inv_viol / (double)ev : 0.0,
-			     why);
-	else
+			     (unsigned long long)w->ev,
+			     w->ev ? 100.0 * (double)inv_viol / (double)w->ev : 0.0, why);
+	} else {
 		n = snprintf(ch->reason, sizeof(ch->reason), "%llu events, %llu violations in the window; %s",
-			     (unsigned long long)ev, (unsigned long long)viol, why);
-	if (s && n > 0 && (size_t)n < sizeof(ch->reason))
+			     (unsigned long long)w->ev, (unsigned long long)viol, why);
+	}
+	if (s && inv == PB_INV_PREDICTION_FAILED && n > 0 && (size_t)n < sizeof(ch->reason))
+		snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
+			 "; first sample: tid %u instance 0x%llx %s not seen, call %llu ns",
+			 s->hdr.tid, (unsigned long long)s->instance, effect_name(s->detail),
+			 (unsigned long long)s->new_generation);
+	else if (s && n > 0 && (size_t)n < sizeof(ch->reason))
 		snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
 			 "; first sample: tid %u instance 0x%llx generation %llu owner tid %u args 0x%llx 0x%llx 0x%llx",
 			 s->hdr.tid, (unsigned long long)s->instance,
@@ -186,24 +235,39 @@ static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_c
 	return 1;
 }
 
-/* Judge one closed window of descriptor di. 1 on a change, 0 none, -errno. */
-static int judge(struct confidence *c, uint32_t di, uint64_t ts, uint64_t ev,
-		 const uint64_t *viol)
+/* Judge one closed window of descriptor di. Its rate is the larger of the
+ * invariant violations per event and, when the window holds enough
+ * checks, the failed predictions per checked prediction (a prediction may
+ * concern a few of the events, e.g. WAITs over min_duration). 1 on a
+ * change, 0 none, -errno. */
+static int judge(struct confidence *c, uint32_t di, uint64_t ts, const struct window *w)
 {
 	struct desc_state *d = &c->d[di];
-	uint64_t total = 0, top = 0;
+	uint64_t total = 0, top = 0, inv_total = 0;
 	int inv = -1, k;
-	double rate;
+	double rate, pred_rate = 0;
 	char why[128];
 
 	for (k = 0; k < PB_INV_SLOTS; k++) {
-		total += viol[k];
-		if (viol[k] > top) {
-			top = viol[k];
+		if (k == PB_INV_PREDICTION_FAILED)
+			continue;
+		inv_total += w->viol[k];
+		if (w->viol[k] > top) {
+			top = w->viol[k];
 			inv = k;
 		}
 	}
-	rate = ev ? (double)total / (double)ev : 0;
+	rate = w->ev ? (double)inv_total / (double)w->ev : 0;
+	total = inv_total;
+	if (w->pred_judged && w->chk) {
+		pred_rate = (double)w->fail / (double)w->chk;
+		total += w->fail;
+		if (w->fail && pred_rate > rate) {
+			rate = pred_rate;
+			inv = PB_INV_PREDICTION_FAILED;
+			top = w->fail;
+		}
+	}
 	if (d->state == PB_CONF_STALE)
 		return 0;	/* sticky */
 	if (rate >= c->o.stale_rate)
@@ -220,22 +284,23 @@ static int judge(struct confidence *c, uint32_t di, uint64_t ts, uint64_t ev,
 	if (d->high_run >= c->o.stale_high_windows) {
 		snprintf(why, sizeof(why), "%u consecutive windows at >= %.0f%%", d->high_run,
 			 100 * c->o.stale_rate);
-		return push_change(c, di, ts, PB_CONF_STALE, inv, ev, total, top, why);
+		return push_change(c, di, ts, PB_CONF_STALE, inv, w, total, top, why);
 	}
 	if (d->viol_run >= c->o.stale_windows) {
 		snprintf(why, sizeof(why), "%u consecutive windows at >= %.0f%%", d->viol_run,
 			 100 * c->o.suspect_rate);
-		return push_change(c, di, ts, PB_CONF_STALE, inv, ev, total, top, why);
+		return push_change(c, di, ts, PB_CONF_STALE, inv, w, total, top, why);
 	}
 	if (d->viol_run && d->state != PB_CONF_SUSPECT) {
-		snprintf(why, sizeof(why), "violation rate %.1f%% >= %.0f%%", 100 * rate,
+		snprintf(why, sizeof(why), "%s rate %.1f%% >= %.0f%%",
+			 inv == PB_INV_PREDICTION_FAILED ? "failure" : "violation", 100 * rate,
 			 100 * c->o.suspect_rate);
-		return push_change(c, di, ts, PB_CONF_SUSPECT, inv, ev, total, top, why);
+		return push_change(c, di, ts, PB_CONF_SUSPECT, inv, w, total, top, why);
 	}
 	if (d->state == PB_CONF_SUSPECT && d->quiet_run >= c->o.recover_windows) {
 		snprintf(why, sizeof(why), "%u consecutive windows below %.0f%%: back to %s",
 			 d->quiet_run, 100 * c->o.suspect_rate, pb_confidence_str(d->initial));
-		return push_change(c, di, ts, d->initial, inv, ev, total, top, why);
+		return push_change(c, di, ts, d->initial, inv, w, total, top, why);
 	}
 	return 0;
 }
@@ -254,9 +319,10 @@ int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 	}
 	for (i = 0; i < n_desc && i < c->n_desc; i++) {
 		struct desc_state *d = &c->d[i];
-		uint64_t ev, viol[PB_INV_SLOTS];
+		struct window w;
 		bool in_grace = c->o.grace_ns && ts_ns < c->first_ts + c->o.grace_ns;
 
+		memset(&w, 0, sizeof(w));
 		/* counters are cumulative; a smaller value is a restart: rebase */
 		if (cum[i].events < d->last_events)
 			d->base_events = d->last_events = 0;
@@ -269,18 +335,40 @@ int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 				d->graced[k] += v - d->last_viol[k];
 			d->last_viol[k] = v;
 		}
+		for (k = 0; k < PB_FX_SLOTS; k++) {
+			if (cum[i].pred_checked[k] < d->last_chk[k] ||
+			    cum[i].pred_failed[k] < d->last_fail[k])
+				d->base_chk[k] = d->base_fail[k] = 0;
+			d->last_chk[k] = cum[i].pred_checked[k];
+			d->last_fail[k] = cum[i].pred_failed[k];
+			d->last_unj[k] = cum[i].pred_unjudged[k];
+		}
 		d->last_events = cum[i].events;
-		ev = d->last_events - d->base_events;
-		if (ev < c->o.min_events)
+		w.ev = d->last_events - d->base_events;
+		if (w.ev < c->o.min_events)
 			continue;	/* not enough evidence yet: the window stays open */
 		for (k = 0; k < PB_INV_SLOTS; k++) {
 			uint64_t v = d->last_viol[k] - d->graced[k];
 
-			viol[k] = v > d->base_viol[k] ? v - d->base_viol[k] : 0;
+			w.viol[k] = v > d->base_viol[k] ? v - d->base_viol[k] : 0;
 			d->base_viol[k] = v;
 		}
+		for (k = 0; k < PB_FX_SLOTS; k++) {
+			w.chk_fx[k] = d->last_chk[k] - d->base_chk[k];
+			w.fail_fx[k] = d->last_fail[k] - d->base_fail[k];
+			w.chk += w.chk_fx[k];
+			w.fail += w.fail_fx[k];
+		}
+		/* too few checks: they carry over to the next window */
+		if (w.chk >= c->o.min_checks) {
+			w.pred_judged = true;
+			for (k = 0; k < PB_FX_SLOTS; k++) {
+				d->base_chk[k] = d->last_chk[k];
+				d->base_fail[k] = d->last_fail[k];
+			}
+		}
 		d->base_events = d->last_events;
-		err = judge(c, (uint32_t)i, ts_ns, ev, viol);
+		err = judge(c, (uint32_t)i, ts_ns, &w);
 		if (err < 0)
 			return err;
 		changes += err;
@@ -308,6 +396,16 @@ uint64_t confidence__violations(const struct confidence *c, uint32_t di, int inv
 uint64_t confidence__events(const struct confidence *c, uint32_t di)
 {
 	return c && di < c->n_desc ? c->d[di].last_events : 0;
+}
+
+void confidence__predictions(const struct confidence *c, uint32_t di, int fx, uint64_t *checked,
+			     uint64_t *failed, uint64_t *unjudged)
+{
+	bool ok = c && di < c->n_desc && fx >= 0 && fx < PB_FX_SLOTS;
+
+	*checked = ok ? c->d[di].last_chk[fx] : 0;
+	*failed = ok ? c->d[di].last_fail[fx] : 0;
+	*unjudged = ok ? c->d[di].last_unj[fx] : 0;
 }
 
 const char *confidence__reason(const struct confidence *c, uint32_t di)

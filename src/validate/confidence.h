@@ -38,8 +38,11 @@ struct confidence_opts {
 	uint64_t grace_ns;		/* attached to a running process: RELEASE/USE of instances
 					 * not seen acquired are not counted this long after the
 					 * first snapshot (they may predate the attach); default 0 */
+	uint64_t min_checks;		/* cross-layer predictions: a window's failure rate
+					 * (failed / checked) counts once it holds at least this
+					 * many checks; fewer carry over (default 20) */
 };
-#define confidence_opts__last_field grace_ns
+#define confidence_opts__last_field min_checks
 
 /* record and report use this grace for an attach to a running process */
 #define CONFIDENCE_ATTACH_GRACE_NS	1000000000ull
@@ -56,6 +59,8 @@ struct confidence_change {
 	uint64_t window_events;
 	uint64_t window_violations;	/* all invariants */
 	uint64_t invariant_violations;	/* of `invariant` */
+	uint64_t window_checked;	/* predictions judged in the window (v4) */
+	uint64_t window_failed;		/* of which failed (= prediction_failed) */
 	char reason[CONFIDENCE_REASON_MAX];
 };
 
@@ -80,6 +85,10 @@ enum pb_confidence confidence__initial(const struct confidence *c, uint32_t desc
 /* Cumulative violations of one invariant (as last seen, after the grace). */
 uint64_t confidence__violations(const struct confidence *c, uint32_t descriptor, int invariant);
 uint64_t confidence__events(const struct confidence *c, uint32_t descriptor);
+/* Cross-layer predictions of one effect (enum pb_effect) as last seen:
+ * judged, failed, and unjudged (lost evidence). */
+void confidence__predictions(const struct confidence *c, uint32_t descriptor, int effect,
+			     uint64_t *checked, uint64_t *failed, uint64_t *unjudged);
 /* Why the descriptor is in its state: the last change's reason, or NULL. */
 const char *confidence__reason(const struct confidence *c, uint32_t descriptor);
 /* The first violation samples kept for a descriptor (after the grace). */

@@ -176,3 +176,101 @@ TEST(test_bad_args)
 	ASSERT_EQ(confidence__state(NULL, 0), PB_CONF_CANDIDATE);
 	confidence__free(NULL);
 }
+
+/* one snapshot with cross-layer predictions: ev events, chk checked and
+ * fail failed predictions of effect fx (failures also in violations[6],
+ * as the engine counts them) */
+static int pstep(struct confidence *c, struct feed *f, uint32_t d, uint64_t ev, int fx,
+		 uint64_t chk, uint64_t fail, uint64_t unj)
+{
+	f->s[d].events += ev;
+	f->s[d].pred_checked[fx] += chk;
+	f->s[d].pred_failed[fx] += fail;
+	f->s[d].pred_unjudged[fx] += unj;
+	f->s[d].violations[PB_INV_PREDICTION_FAILED] += fail;
+	f->ts += 250000000ull;
+	return confidence__snapshot(c, f->ts, f->s, ND);
+}
+
+TEST(test_prediction_rate_is_over_checks_not_events)
+{
+	struct confidence *c = confidence__new(ND, NULL, NULL);
+	struct feed f = { 0 };
+	const struct confidence_change *ch;
+	uint64_t chk, fail, unj;
+	size_t n;
+
+	/* 1000 events, 30 checked, 30 failed: 3 % of events but 100 % of the
+	 * checks: suspect, then stale (2 windows >= 20 %) */
+	ASSERT_EQ(pstep(c, &f, 0, 1000, PB_FX_BLOCK_IO, 30, 30, 2), 1);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_SUSPECT);
+	ASSERT_EQ(pstep(c, &f, 0, 1000, PB_FX_BLOCK_IO, 30, 30, 0), 1);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_STALE);
+	ch = confidence__changes(c, &n);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(ch[1].invariant, PB_INV_PREDICTION_FAILED);
+	ASSERT_EQ(ch[1].window_checked, 30);
+	ASSERT_EQ(ch[1].window_failed, 30);
+	ASSERT_STRSTR(ch[1].reason, "prediction_failed: 30 of 30 checked predictions (100.0%)");
+	ASSERT_STRSTR(ch[1].reason, "block_io 30 failed of 30");
+	confidence__predictions(c, 0, PB_FX_BLOCK_IO, &chk, &fail, &unj);
+	ASSERT_EQ(chk, 60);
+	ASSERT_EQ(fail, 60);
+	ASSERT_EQ(unj, 2);
+	ASSERT_EQ(confidence__violations(c, 0, PB_INV_PREDICTION_FAILED), 60);
+	confidence__free(c);
+}
+
+TEST(test_prediction_checks_carry_over_until_min_checks)
+{
+	struct confidence *c = confidence__new(ND, NULL, NULL);
+	struct feed f = { 0 };
+	int i;
+
+	/* 5 failed checks per window: under the 20 needed, they carry over;
+	 * the 4th window holds 20 and judges them (100 %) */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(pstep(c, &f, 0, 100, PB_FX_OFF_CPU, 5, 5, 0), 0);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	ASSERT_EQ(pstep(c, &f, 0, 100, PB_FX_OFF_CPU, 5, 5, 0), 1);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_SUSPECT);
+	ASSERT_STRSTR(confidence__reason(c, 0), "20 of 20 checked predictions");
+	confidence__free(c);
+}
+
+TEST(test_held_predictions_and_unjudged_never_fail)
+{
+	struct confidence *c = confidence__new(ND, NULL, NULL);
+	struct feed f = { 0 };
+	size_t n;
+	int i;
+
+	/* 1 % failed, many unjudged: below 5 %, no change */
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(pstep(c, &f, 1, 200, PB_FX_WAKES_WAITER, 100, 1, 500), 0);
+	ASSERT_EQ(confidence__state(c, 1), PB_CONF_VALIDATED);
+	confidence__changes(c, &n);
+	ASSERT_EQ(n, 0);
+	confidence__free(c);
+}
+
+TEST(test_prediction_sample_quoted)
+{
+	struct confidence *c = confidence__new(ND, NULL, NULL);
+	struct feed f = { 0 };
+	struct pb_rec_violation v = { 0 };
+
+	v.hdr.type = PB_REC_VIOLATION;
+	v.hdr.size = sizeof(v);
+	v.hdr.tid = 77;
+	v.invariant = PB_INV_PREDICTION_FAILED;
+	v.instance = 0x5b0;
+	v.new_generation = 104659;
+	v.detail = PB_FX_BLOCK_IO;
+	ASSERT_OK(confidence__sample(c, &v, sizeof(v)));
+	ASSERT_EQ(pstep(c, &f, 0, 100, PB_FX_BLOCK_IO, 100, 100, 0), 1);
+	ASSERT_STRSTR(confidence__reason(c, 0),
+		      "first sample: tid 77 instance 0x5b0 block_io not seen, call 104659 ns");
+	ASSERT_STRSTR(pb_invariant_str(PB_INV_PREDICTION_FAILED), "prediction_failed");
+	confidence__free(c);
+}

@@ -868,3 +868,48 @@ TEST(test_too_many_events_and_findings)
 	diags__free(d);
 	free(buf);
 }
+
+TEST(test_predicts_model)
+{
+	static const char yaml[] =
+		"manifest: 1\n"
+		"name: p\n"
+		"targets: [{binary: /bin/x, build_id: 0123456789abcdef}]\n"
+		"resources: [{name: r, class: pool, units: pages}]\n"
+		"events:\n"
+		"  - {id: w, resource: r, kind: WAIT, site: {symbol: w}, instance: arg0,\n"
+		"     predicts: [{effect: off_cpu, min_duration: 2ms}, {effect: block_io}]}\n"
+		"  - {id: g, resource: r, kind: ACQUIRE, site: {symbol: g, at: return},\n"
+		"     instance: retval, predicts: [{effect: page_fault}]}\n"
+		"  - {id: p, resource: r, kind: RELEASE, site: {symbol: p}, instance: arg0,\n"
+		"     predicts: [{effect: wakes_waiter}]}\n";
+	struct manifest *m = NULL;
+	struct diags *d = NULL;
+	json_t *j, *p;
+
+	ASSERT_OK(parse_str(yaml, &m, &d));
+	ASSERT_EQ(m->events[0].n_predicts, 2);
+	ASSERT_EQ(m->events[0].predicts[0].effect, PB_FX_OFF_CPU);
+	ASSERT_EQ(m->events[0].predicts[0].min_duration_ns, 2000000);
+	ASSERT_EQ(m->events[0].predicts[1].effect, PB_FX_BLOCK_IO);
+	ASSERT_EQ(m->events[0].predicts[1].min_duration_ns, 0);
+	ASSERT_EQ(m->events[1].predicts[0].effect, PB_FX_PAGE_FAULT);
+	ASSERT_TRUE(pb_effect_in_call(PB_FX_PAGE_FAULT));
+	ASSERT_FALSE(pb_effect_in_call(PB_FX_WAKES_WAITER));
+	/* the resource's only WAIT span is the default waiter */
+	ASSERT_EQ(m->events[2].predicts[0].effect, PB_FX_WAKES_WAITER);
+	ASSERT_EQ(m->events[2].predicts[0].waiter_idx, 0);
+	ASSERT_NULL(m->events[2].predicts[0].waiter);
+	j = manifest__to_json(m);
+	ASSERT_NOT_NULL(j);
+	p = json_array_get(json_object_get(json_array_get(json_object_get(j, "events"), 2),
+					   "predicts"), 0);
+	ASSERT_STREQ(json_string_value(json_object_get(p, "effect")), "wakes_waiter");
+	ASSERT_STREQ(json_string_value(json_object_get(p, "waiter")), "w");
+	p = json_array_get(json_object_get(json_array_get(json_object_get(j, "events"), 0),
+					   "predicts"), 0);
+	ASSERT_EQ(json_integer_value(json_object_get(p, "min_duration_ns")), 2000000);
+	json_decref(j);
+	manifest__free(m);
+	diags__free(d);
+}
