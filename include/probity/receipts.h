@@ -92,6 +92,22 @@ int pb_generation__load(struct pb_generation *g, struct bpf_object *obj, struct 
 int pb_generation__capture_fd(struct pb_generation *g, int prog_fd, const char *verifier_log,
 			      uint32_t log_level);
 
+/* Same, with what the caller knows about the load: the instructions it
+ * submitted to BPF_PROG_LOAD (map fds in ld_imm64 are normalized before
+ * digesting, as for pb_generation__load), so the receipt names the
+ * rewritten bytes, not only the kernel's translation of them. */
+struct pb_capture_opts {
+	size_t sz;
+	const void *submitted_insns;	/* struct bpf_insn[], or NULL */
+	size_t submitted_len;		/* bytes */
+	const char *verifier_log;	/* may be NULL */
+	uint32_t log_level;
+	uint64_t load_ns;		/* the caller's verifier + JIT time, 0: unknown */
+};
+#define pb_capture_opts__last_field load_ns
+int pb_generation__capture_fd_opts(struct pb_generation *g, int prog_fd,
+				   const struct pb_capture_opts *opts);
+
 /* After load: the generation id and the receipt's object digest. */
 const char *pb_generation__id(const struct pb_generation *g);
 const char *pb_generation__receipt_digest(const struct pb_generation *g);

@@ -45,5 +45,6 @@ int do_export(int argc, char **argv);		/* src/cli/export.c */
 int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
 int do_watch(int argc, char **argv);		/* src/cli/watch.c */
 int do_health(int argc, char **argv);		/* src/cli/health.c */
+int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
 
 #endif

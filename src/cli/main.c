@@ -26,6 +26,7 @@ static const struct cmd main_cmds[] = {
 	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
 	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
 	{ "watch",    do_watch,    "observe every BPF program load and link update on the machine" },
+	{ "rejit",    do_rejit,    "reference specializer: profile, rewrite, swap and deopt an XDP program" },
 	{ "version",  do_version,  "print the version and the libraries in use" },
 	{ 0 },
 };

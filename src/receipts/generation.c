@@ -534,6 +534,25 @@ int pb_generation__capture_fd(struct pb_generation *g, int prog_fd, const char *
 	return capture_and_record(g, &in, NULL);
 }
 
+#define COPT(o, f, def) ((o) && (o)->sz > offsetof(struct pb_capture_opts, f) ? (o)->f : (def))
+
+int pb_generation__capture_fd_opts(struct pb_generation *g, int prog_fd,
+				   const struct pb_capture_opts *o)
+{
+	struct capture_in in = { .prog_fd = prog_fd, .source = "library" };
+
+	if (!g || prog_fd < 0 || (o && o->sz < sizeof(size_t)))
+		return -EINVAL;
+	in.submitted = COPT(o, submitted_insns, NULL);
+	in.submitted_len = COPT(o, submitted_len, 0);
+	in.log = COPT(o, verifier_log, NULL);
+	in.log_level = COPT(o, log_level, 0);
+	in.load_ns = COPT(o, load_ns, 0);
+	if (in.submitted && (!in.submitted_len || in.submitted_len % sizeof(struct bpf_insn)))
+		return -EINVAL;
+	return capture_and_record(g, &in, NULL);
+}
+
 int receipt__capture_unknown(struct pb_store *s, int prog_fd, const char *writer,
 			     char gen_id[PB_DIGEST_HEX_LEN], char receipt[PB_DIGEST_HEX_LEN],
 			     json_t **loaded_entry)
