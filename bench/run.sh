@@ -3,7 +3,9 @@
 #   bench/run.sh            (BUILD=DIR in the environment; default build)
 # Writes bench/results/engine.json (one JSON document: machine details and
 # every number with its unit and method) and prints a summary; then runs
-# bench/receipts.sh (bench/results/receipts.json) unless BENCH_SKIP_RECEIPTS=1.
+# bench/receipts.sh (bench/results/receipts.json) unless BENCH_SKIP_RECEIPTS=1,
+# and bench/attribution.sh (bench/results/attribution.json) unless
+# BENCH_SKIP_ATTRIBUTION=1.
 # bench/README.md says what each number means. Knobs (environment):
 #   BENCH_COST_CALLS  ACQUIRE/RELEASE pairs per function per round (20000)
 #   BENCH_COST_ROUNDS interleaved rounds of none/empty/aggregate/events (9)
@@ -93,4 +95,8 @@ python3 bench/summarize.py --summary bench/results/engine.json
 if [ "${BENCH_SKIP_RECEIPTS:-0}" != 1 ] && [ -f bench/receipts.sh ]; then
 	say "receipts benchmarks (bench/receipts.sh)"
 	sh bench/receipts.sh "$BUILD" || say "bench/receipts.sh failed (engine.json is still written)"
+fi
+if [ "${BENCH_SKIP_ATTRIBUTION:-0}" != 1 ] && [ -f bench/attribution.sh ]; then
+	say "attribution benchmark (bench/attribution.sh)"
+	sh bench/attribution.sh "$BUILD" || say "bench/attribution.sh failed (engine.json is still written)"
 fi

@@ -5,6 +5,7 @@
 #define PROBITY_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
 
@@ -46,5 +47,14 @@ int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
 int do_watch(int argc, char **argv);		/* src/cli/watch.c */
 int do_health(int argc, char **argv);		/* src/cli/health.c */
 int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
+int do_sample(int argc, char **argv);		/* src/cli/sample.c */
+int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
+
+/* src/cli/attribute.c: a parsed TIME in CLOCK_MONOTONIC, converting wall
+ * clock times through the lifecycle entries' clock pairs (prints the
+ * error); 0 or -EINVAL. */
+struct attr_table;
+struct pb_time;
+int attribute__to_mono(const struct attr_table *t, const struct pb_time *tm, uint64_t *mono);
 
 #endif

@@ -27,6 +27,8 @@ static const struct cmd main_cmds[] = {
 	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
 	{ "watch",    do_watch,    "observe every BPF program load and link update on the machine" },
 	{ "rejit",    do_rejit,    "reference specializer: profile, rewrite, swap and deopt an XDP program" },
+	{ "sample",   do_sample,   "sample every CPU with the kernel's JIT symbol records" },
+	{ "attribute", do_attribute, "attribute samples or a time window to program generations" },
 	{ "version",  do_version,  "print the version and the libraries in use" },
 	{ 0 },
 };

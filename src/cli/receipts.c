@@ -13,6 +13,7 @@
 #include <linux/bpf.h>
 #include "cli.h"
 #include "receipts/receipts_int.h"
+#include "attribute/attribute.h"
 
 static void receipts_help(FILE *out)
 {
@@ -27,6 +28,8 @@ static void receipts_help(FILE *out)
 		"                             unloaded, link-updated entries\n"
 		"  show GEN                   one generation: source -> rewrite -> verifier ->\n"
 		"                             kernel/JIT -> activation intervals\n"
+		"  show --at TIME --link L    the generation active on link L at TIME (or\n"
+		"                             unknown, with the candidates), then as above\n"
 		"  verify                     recompute every digest and the log's hash chain;\n"
 		"                             name what is missing or altered\n"
 		"  diff GEN GEN               what two generations differ in (body, transforms,\n"
@@ -41,6 +44,9 @@ static void receipts_help(FILE *out)
 		"  -g, --generation GEN (log) only entries of this generation\n"
 		"      --min-age S      (gc) keep unreachable objects younger than S seconds\n"
 		"  -n, --dry-run        (gc) report, remove nothing\n"
+		"      --at TIME        (show) the generation active at TIME: NS or mono:NS\n"
+		"                       (CLOCK_MONOTONIC), @S.FRAC or YYYY-MM-DDTHH:MM:SSZ\n"
+		"      --link L         (show --at) link id, or hook name of the activations\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"GEN is a generation id, a receipt digest, or a unique prefix (>= 6 hex).\n"
@@ -55,6 +61,8 @@ struct ropts {
 	const char *generation;
 	long min_age;
 	bool dry_run;
+	const char *at;
+	const char *link;
 };
 
 /* Parse the options shared by every receipts command; returns the index
@@ -66,6 +74,8 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 		{ "generation", required_argument, NULL, 'g' },
 		{ "min-age", required_argument, NULL, 'm' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "at", required_argument, NULL, 'a' },
+		{ "link", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -91,6 +101,8 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 			}
 			break;
 		case 'n': o->dry_run = true; break;
+		case 'a': o->at = optarg; break;
+		case 'L': o->link = optarg; break;
 		case 'h': receipts_help(stdout); return -2;
 		default: receipts_help(stderr); return -1;
 		}
@@ -434,11 +446,93 @@ static void print_show(struct pb_store *s, const char *rec, const json_t *stmt, 
 	}
 }
 
+/* --at TIME --link L: the generation active on L at TIME through the
+ * interval table (src/attribute/itable.c). 0 with gen/rec and *at set,
+ * EXIT_FINDINGS when unknown (printed), EXIT_USAGE on bad input. */
+static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIGEST_HEX_LEN],
+		      char rec[PB_DIGEST_HEX_LEN], json_t **at)
+{
+	struct attr_table *t = NULL;
+	struct attr_result r;
+	struct pb_time tm;
+	json_t *entries = NULL, *segs = NULL;
+	char err[256], key[96];
+	uint64_t mono;
+	int rc, ret = EXIT_USAGE;
+
+	*at = NULL;
+	if (!o->link) {
+		p_err("--at needs --link L");
+		return EXIT_USAGE;
+	}
+	if (pb_time__parse(o->at, &tm, err, sizeof(err))) {
+		p_err("--at: %s", err);
+		return EXIT_USAGE;
+	}
+	rc = lifelog__read(s, &entries, NULL);
+	if (rc < 0) {
+		p_err("cannot read the lifecycle log: %s", strerror(-rc));
+		return EXIT_FAILURE_RT;
+	}
+	t = attr_table__new();
+	if (!t || attr_table__add_lifelog(t, entries) || attr_table__build(t)) {
+		p_err("cannot build the interval table");
+		ret = EXIT_FAILURE_RT;
+		goto out;
+	}
+	if (attribute__to_mono(t, &tm, &mono))
+		goto out;
+	attr_table__link_key(o->link, key, sizeof(key));
+	if (attr_table__at(t, key, mono, &r, &segs) == -ENOENT) {
+		json_t *links = attr_table__links(t);
+		char *l = json_dumps(links, JSON_COMPACT);
+
+		p_err("no recorded activity on %s in this store (links with activity: %s)", key, l ?: "[]");
+		free(l);
+		json_decref(links);
+		goto out;
+	}
+	if (r.status != ATTR_GENERATION) {
+		if (json_output) {
+			json_print_and_free(json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:O}", "status", "unknown",
+						      "link", key, "time_mono_ns", (json_int_t)mono,
+						      "reason", attr_reason__name(r.reason), "detail", r.detail,
+						      "at", o->at, "segments", segs));
+		} else {
+			json_t *v;
+			size_t i;
+
+			printf("at %s on %s: unknown (%s): %s\n", o->at, key, attr_reason__name(r.reason),
+			       r.detail);
+			json_array_foreach(segs, i, v)
+				printf("  candidate %s prog %lld, from [%lld .. %lld]\n",
+				       jstr(v, "generation_id") ?: "unknown", (long long)jint(v, "prog_id"),
+				       (long long)jint(json_object_get(v, "start"), "earliest"),
+				       (long long)jint(json_object_get(v, "start"), "latest"));
+		}
+		ret = EXIT_FINDINGS;
+		goto out;
+	}
+	if (receipts__find_generation(s, r.generation_id, gen, rec)) {
+		p_err("generation %s is active at that time but has no receipt in this store", r.generation_id);
+		ret = EXIT_FINDINGS;
+		goto out;
+	}
+	*at = json_pack("{s:s, s:s, s:I, s:b, s:O}", "at", o->at, "link", key, "time_mono_ns",
+			(json_int_t)mono, "definite", r.definite, "segments", segs);
+	ret = 0;
+out:
+	json_decref(segs);
+	json_decref(entries);
+	attr_table__free(t);
+	return ret;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	char gen[PB_DIGEST_HEX_LEN], rec[PB_DIGEST_HEX_LEN];
 	struct pb_store *s = NULL;
-	json_t *stmt = NULL, *entries = NULL, *life = NULL, *ivs = NULL, *lin = NULL, *e;
+	json_t *stmt = NULL, *entries = NULL, *life = NULL, *ivs = NULL, *lin = NULL, *e, *at = NULL;
 	struct ropts o;
 	size_t i;
 	int rc, ret = EXIT_USAGE;
@@ -446,14 +540,26 @@ static int cmd_show(int argc, char **argv)
 	rc = parse_opts(argc, argv, &o);
 	if (rc < 0)
 		return rc == -2 ? EXIT_OK : EXIT_USAGE;
-	if (rc != argc - 1) {
-		p_err("expected one generation (see '%s receipts --help')", bin_name);
+	if (o.at ? rc != argc : rc != argc - 1) {
+		p_err(o.at ? "--at takes no generation argument" :
+			     "expected one generation (see '%s receipts --help')", bin_name);
+		return EXIT_USAGE;
+	}
+	if (!o.at && o.link) {
+		p_err("--link goes with --at");
 		return EXIT_USAGE;
 	}
 	if (open_store(&o, &s))
 		return EXIT_USAGE;
-	if (resolve(s, argv[rc], gen, rec))
+	if (o.at) {
+		rc = resolve_at(s, &o, gen, rec, &at);
+		if (rc) {
+			ret = rc;
+			goto out;
+		}
+	} else if (resolve(s, argv[rc], gen, rec)) {
 		goto out;
+	}
 	rc = store__get_json(s, rec, &stmt);
 	if (rc) {
 		p_err("receipt %s of generation %s: %s", rec, gen,
@@ -471,12 +577,21 @@ static int cmd_show(int argc, char **argv)
 			json_array_append_new(life, public_entry(e));
 	ivs = intervals(entries, gen);
 	lin = lineage(s, json_object_get(stmt, "predicate"));
-	if (json_output)
-		json_print_and_free(json_pack("{s:s, s:s, s:O, s:O, s:O, s:O}", "generation_id", gen,
-					      "receipt", rec, "statement", stmt, "lineage", lin,
-					      "lifecycle", life, "intervals", ivs));
-	else
+	if (json_output) {
+		json_t *doc = json_pack("{s:s, s:s, s:O, s:O, s:O, s:O}", "generation_id", gen,
+					"receipt", rec, "statement", stmt, "lineage", lin,
+					"lifecycle", life, "intervals", ivs);
+
+		if (at)
+			json_object_set(doc, "at", at);
+		json_print_and_free(doc);
+	} else {
+		if (at)
+			printf("at %s on %s: generation %s (%s)\n", o.at, jstr(at, "link"), gen,
+			       json_is_true(json_object_get(at, "definite")) ? "active for certain" :
+			       "the only candidate, inside a boundary's uncertainty");
 		print_show(s, rec, stmt, lin, life, ivs);
+	}
 	ret = EXIT_OK;
 out:
 	json_decref(stmt);
@@ -484,6 +599,7 @@ out:
 	json_decref(life);
 	json_decref(ivs);
 	json_decref(lin);
+	json_decref(at);
 	pb_store__free(s);
 	return ret;
 }

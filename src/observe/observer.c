@@ -30,17 +30,13 @@
 #include "receipts/receipts_int.h"
 #include "observe/observer.h"
 #include "observe/observer_api.h"
+#include "observe/perf_ring.h"
 #include "observer.skel.h"
 
 #ifndef PERF_RECORD_KSYMBOL
 #define PERF_RECORD_KSYMBOL 17
 #define PERF_RECORD_BPF_EVENT 18
 #endif
-
-struct perf_cpu {
-	int fd;
-	void *base;	/* metadata page + data pages */
-};
 
 struct obs_stats {
 	uint64_t syscalls, loads_seen, captured, captured_by_fd, captured_by_id;
@@ -53,14 +49,11 @@ struct pb_observer {
 	struct pb_store *s;
 	struct observer_bpf *skel;
 	struct ring_buffer *rb;
-	struct perf_cpu *cpus;
-	int ncpu;
-	size_t page, data_size;
+	struct perf_ring *perf;
 	int epfd;
 	json_t *progs;		/* "prog id" -> {generation_id, receipt} */
 	json_t *links;		/* "link id" -> prog id */
 	json_t *own;		/* "prog id" of the observer's own programs */
-	uint8_t *rec;		/* one perf record, unwrapped */
 	json_t *unreg;		/* BPF ksymbol unregisters since the last unload */
 	struct obs_stats st;
 };
@@ -391,44 +384,17 @@ static void on_perf_record(struct pb_observer *o, const struct perf_event_header
 	}
 }
 
-static void drain_perf(struct pb_observer *o, struct perf_cpu *c)
+static int on_perf_ring(void *ctx, int cpu, const struct perf_event_header *h)
 {
-	struct perf_event_mmap_page *m = c->base;
-	uint8_t *data = (uint8_t *)c->base + o->page;
-	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = m->data_tail;
-
-	while (tail < head) {
-		struct perf_event_header h;
-		size_t off = tail % o->data_size, i;
-
-		for (i = 0; i < sizeof(h); i++)
-			((uint8_t *)&h)[i] = data[(off + i) % o->data_size];
-		if (h.size < sizeof(h) || h.size > o->data_size)
-			break;
-		for (i = 0; i < h.size; i++)
-			o->rec[i] = data[(off + i) % o->data_size];
-		on_perf_record(o, (struct perf_event_header *)o->rec);
-		tail += h.size;
-	}
-	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+	on_perf_record(ctx, h);
+	return 0;
 }
 
 static int open_perf(struct pb_observer *o, unsigned int pages)
 {
+	struct perf_ring_opts ro = { .sz = sizeof(ro), .pages = pages, .group_epoll_fd = o->epfd };
 	struct perf_event_attr attr;
-	struct epoll_event ev;
-	int cpu;
 
-	o->ncpu = libbpf_num_possible_cpus();
-	if (o->ncpu <= 0)
-		return o->ncpu ?: -EINVAL;
-	o->cpus = calloc(o->ncpu, sizeof(*o->cpus));
-	o->page = sysconf(_SC_PAGESIZE);
-	o->data_size = o->page * pages;
-	o->rec = malloc(o->data_size);
-	if (!o->cpus || !o->rec)
-		return -ENOMEM;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
@@ -441,28 +407,7 @@ static int open_perf(struct pb_observer *o, unsigned int pages)
 	attr.clockid = CLOCK_MONOTONIC;
 	attr.watermark = 1;
 	attr.wakeup_watermark = 1;
-	for (cpu = 0; cpu < o->ncpu; cpu++) {
-		struct perf_cpu *c = &o->cpus[cpu];
-
-		c->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (c->fd < 0) {
-			if (errno == ENODEV || errno == EINVAL) {	/* offline CPU */
-				c->fd = -1;
-				continue;
-			}
-			return -errno;
-		}
-		c->base = mmap(NULL, o->page + o->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
-		if (c->base == MAP_FAILED) {
-			c->base = NULL;
-			return -errno;
-		}
-		ev.events = EPOLLIN;
-		ev.data.u32 = cpu + 1;
-		if (epoll_ctl(o->epfd, EPOLL_CTL_ADD, c->fd, &ev))
-			return -errno;
-	}
-	return 0;
+	return perf_ring__new(&attr, &ro, &o->perf);
 }
 
 static void note_own_progs(struct pb_observer *o)
@@ -535,7 +480,7 @@ int pb_observer__new(const struct pb_observer_opts *opts, struct pb_observer **o
 	err = observer_bpf__attach(o->skel);
 	if (err)
 		goto fail;
-	append(o, LIFE_OBSERVER, json_pack("{s:s, s:i}", "event", "start", "cpus", o->ncpu));
+	append(o, LIFE_OBSERVER, json_pack("{s:s, s:i}", "event", "start", "cpus", perf_ring__ncpu(o->perf)));
 	*out = o;
 	return 0;
 fail:
@@ -546,7 +491,7 @@ fail:
 int pb_observer__poll(struct pb_observer *o, int timeout_ms)
 {
 	struct epoll_event evs[16];
-	int n, i;
+	int n;
 
 	n = epoll_wait(o->epfd, evs, 16, timeout_ms);
 	if (n < 0)
@@ -554,10 +499,7 @@ int pb_observer__poll(struct pb_observer *o, int timeout_ms)
 	/* syscall records first: they can capture through the caller's fd,
 	 * before the perf path would have to go by id */
 	ring_buffer__consume(o->rb);
-	for (i = 0; i < o->ncpu; i++)
-		if (o->cpus[i].base)
-			drain_perf(o, &o->cpus[i]);
-	return 0;
+	return perf_ring__drain(o->perf, on_perf_ring, o);
 }
 
 json_t *pb_observer__stats(const struct pb_observer *o)
@@ -600,20 +542,12 @@ int pb_observer__finish(struct pb_observer *o)
 
 void pb_observer__free(struct pb_observer *o)
 {
-	int i;
 
 	if (!o)
 		return;
 	ring_buffer__free(o->rb);
 	observer_bpf__destroy(o->skel);
-	for (i = 0; o->cpus && i < o->ncpu; i++) {
-		if (o->cpus[i].base)
-			munmap(o->cpus[i].base, o->page + o->data_size);
-		if (o->cpus[i].fd > 0)
-			close(o->cpus[i].fd);
-	}
-	free(o->cpus);
-	free(o->rec);
+	perf_ring__free(o->perf);
 	if (o->epfd >= 0)
 		close(o->epfd);
 	json_decref(o->progs);

@@ -1,0 +1,184 @@
+/* sample.c (cli): `probity sample -o FILE [-d S] [-F HZ]`: system-wide
+ * cpu-clock sampling with the kernel's JIT symbol records, into a sample
+ * file that `probity attribute` maps to program generations
+ * (src/attribute/sampler.c, docs/attribution.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cli.h"
+#include "attribute/attribute.h"
+
+static volatile sig_atomic_t stop_sampling;
+
+static void on_signal(int sig)
+{
+	stop_sampling = sig;
+}
+
+static void sample_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [-j] sample -o FILE [-d SECONDS] [-F HZ]\n"
+		"\n"
+		"Sample every CPU (software cpu-clock event, CLOCK_MONOTONIC time\n"
+		"stamps) together with the kernel's ksymbol and bpf_event records, so\n"
+		"that 'probity attribute' can tell which generation of a BPF program\n"
+		"each sample in JIT code belongs to. The BPF programs alive when\n"
+		"sampling starts are enumerated into the file too. Lost records are\n"
+		"counted and written where they happened.\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output FILE    sample file to write (mode 0600)\n"
+		"  -d, --duration S     stop after S seconds (default: until SIGINT/SIGTERM)\n"
+		"  -F, --freq HZ        samples per second per CPU (default 997)\n"
+		"      --pages N        ring buffer data pages per CPU, a power of 2\n"
+		"                       (default 64)\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"Prints 'probity sample: sampling' on stderr once running, progress\n"
+		"every second, and a summary (samples, how many in BPF JIT code, lost).\n"
+		"\n"
+		"Exit status: 0 ok; 2 usage error; 3 perf_event or I/O failure.\n",
+		bin_name);
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || *v == 0 || *v > max || s[0] == '-') {
+		p_err("%s: expected a number 1..%lu, found '%s'", opt, max, s);
+		return -1;
+	}
+	return 0;
+}
+
+int do_sample(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "pages", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct pb_sampler_opts so = { .sz = sizeof(so) };
+	struct pb_sampler_stats st;
+	struct pb_sampler *s = NULL;
+	struct sigaction sa;
+	unsigned long v, duration = 0;
+	uint64_t end = 0, next_progress, t0;
+	const char *stopped_by = "duration";
+	int opt, err, ret = EXIT_FAILURE_RT;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "o:d:F:h", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'o': so.path = optarg; break;
+		case 'd':
+			if (parse_uint("--duration", optarg, 86400 * 365, &duration))
+				return EXIT_USAGE;
+			break;
+		case 'F':
+			if (parse_uint("--freq", optarg, 100000, &v))
+				return EXIT_USAGE;
+			so.freq = (unsigned int)v;
+			break;
+		case 'P':
+			if (parse_uint("--pages", optarg, 1 << 16, &v))
+				return EXIT_USAGE;
+			if (v & (v - 1)) {
+				p_err("--pages: expected a power of 2, found %lu", v);
+				return EXIT_USAGE;
+			}
+			so.pages = (unsigned int)v;
+			break;
+		case 'h': sample_help(stdout); return EXIT_OK;
+		default: sample_help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc || !so.path) {
+		p_err(!so.path ? "'sample' needs -o FILE (see '%s sample --help')" :
+				 "'sample' takes no arguments (see '%s sample --help')", bin_name);
+		return EXIT_USAGE;
+	}
+	err = pb_sampler__new(&so, &s);
+	if (err) {
+		p_err("cannot start sampling into '%s': %s%s", so.path, strerror(-err),
+		      err == -EACCES || err == -EPERM ? " (needs root or perf_event_paranoid <= -1)" : "");
+		return err == -ENOENT || err == -EISDIR ? EXIT_USAGE : EXIT_FAILURE_RT;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "probity sample: sampling into %s\n", so.path);
+	t0 = mono_now();
+	next_progress = t0 + 1000000000ull;
+	if (duration)
+		end = t0 + duration * 1000000000ull;
+	while (!stop_sampling && (!end || mono_now() < end)) {
+		err = pb_sampler__poll(s, 100);
+		if (err) {
+			p_err("sampling: %s", strerror(-err));
+			stopped_by = "error";
+			break;
+		}
+		if (mono_now() >= next_progress) {
+			pb_sampler__stats(s, &st);
+			fprintf(stderr, "probity sample: %llus, %llu samples, %llu in BPF JIT, %llu lost\n",
+				(unsigned long long)((mono_now() - t0) / 1000000000ull),
+				(unsigned long long)st.samples, (unsigned long long)st.in_bpf_jit,
+				(unsigned long long)st.lost);
+			next_progress += 1000000000ull;
+		}
+	}
+	if (stop_sampling)
+		stopped_by = stop_sampling == SIGINT ? "SIGINT" : "SIGTERM";
+	err = pb_sampler__finish(s, stopped_by) ?: err;
+	pb_sampler__stats(s, &st);
+	if (err) {
+		p_err("writing '%s': %s", so.path, strerror(-err));
+		goto out;
+	}
+	if (json_output)
+		json_print_and_free(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "output",
+					      so.path, "stopped_by", stopped_by,
+					      "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
+					      "kernel", (json_int_t)st.kernel, "user", (json_int_t)st.user,
+					      "ksymbol_records", (json_int_t)st.ksymbols,
+					      "bpf_event_records", (json_int_t)st.bpf_events,
+					      "lost", (json_int_t)st.lost, "snapshot_progs", (json_int_t)st.snapshot_progs,
+					      "bad_records", (json_int_t)st.bad_records,
+					      "sideband_time_estimated", (json_int_t)st.time_estimated));
+	else
+		printf("sample: %llu samples (%llu kernel, %llu user), %llu in BPF JIT code; %llu ksymbol and %llu bpf_event records; %llu programs alive at start; %llu records lost; stopped by %s\n",
+		       (unsigned long long)st.samples, (unsigned long long)st.kernel, (unsigned long long)st.user,
+		       (unsigned long long)st.in_bpf_jit, (unsigned long long)st.ksymbols,
+		       (unsigned long long)st.bpf_events, (unsigned long long)st.snapshot_progs,
+		       (unsigned long long)st.lost, stopped_by);
+	if (st.bad_records)
+		p_warn("%llu malformed ring records: the rest of those rings' data was skipped",
+		       (unsigned long long)st.bad_records);
+	if (st.time_estimated && !json_output)
+		printf("sample: %llu side-band records came without a kernel time stamp; their times are bounded by the records around them\n",
+		       (unsigned long long)st.time_estimated);
+	ret = EXIT_OK;
+out:
+	pb_sampler__free(s);
+	return ret;
+}

@@ -1,0 +1,157 @@
+/* fuzz_samples.c: libFuzzer entry point for the sample file reader
+ * (src/attribute/samples.c over common/framing.c) and the generation
+ * interval table built from what it reads (src/attribute/itable.c). Any
+ * bytes must read or fail cleanly; what reads must build a table, and
+ * every sample must look up, without a crash.
+ * The first input byte picks how the bytes are used:
+ *   'C' + file    the rest as a sample file, every complete chunk's CRC
+ *                 fixed (so the fuzzer reaches the records)
+ *   'J' + JSON    the rest as a lifecycle log (array of entries): table,
+ *                 lookups, link windows and --at queries
+ *   otherwise     the input is the file as it is
+ * Seeds: tests/fuzz/corpus/fuzz_samples (tests/fuzz/mk-attribute-seeds.py). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "attribute/attribute.h"
+
+#define MAX_SAMPLES 256
+
+struct ctx {
+	struct attr_table *t;
+	uint64_t time[MAX_SAMPLES], ip[MAX_SAMPLES];
+	int n;
+};
+
+static uint32_t get32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+}
+
+static void fix_crcs(uint8_t *b, size_t n)
+{
+	size_t off;
+
+	if (n < 16)
+		return;
+	off = get32(b + 12);
+	while (off + 16 <= n) {
+		uint32_t len = get32(b + off + 8);
+		uLong crc;
+
+		if (len > n - off - 16)
+			break;
+		crc = crc32(0L, Z_NULL, 0);
+		crc = crc32(crc, b + off + 4, 8);
+		if (len)
+			crc = crc32(crc, b + off + 16, len);
+		put32(b + off + 12, (uint32_t)crc);
+		off += 16 + len;
+	}
+}
+
+static int on_snapshot(void *c, const json_t *j)
+{
+	return attr_table__add_snapshot(((struct ctx *)c)->t, j);
+}
+
+static int on_record(void *c, const struct sf_record *r)
+{
+	struct ctx *x = c;
+
+	if (r->type == SF_REC_SAMPLE && x->n < MAX_SAMPLES) {
+		x->time[x->n] = r->time;
+		x->ip[x->n++] = r->sample.ip;
+	}
+	if (r->type == SF_REC_KSYMBOL && strlen(r->ksym.name) > 255)
+		abort();
+	return attr_table__add_record(x->t, r);
+}
+
+static void query(struct ctx *x)
+{
+	struct attr_result r;
+	json_t *segs, *links, *v;
+	size_t i;
+	int k;
+
+	for (k = 0; k < x->n; k++) {
+		attr_table__lookup(x->t, x->time[k], x->ip[k], NULL, &r);
+		attr_table__lookup(x->t, x->time[k], x->ip[k], "bpf_prog_0123456789abcdef_x", &r);
+		if (r.status == ATTR_GENERATION && !r.generation_id)
+			abort();
+	}
+	links = attr_table__links(x->t);
+	json_array_foreach(links, i, v) {
+		const char *key = json_string_value(v);
+
+		segs = attr_table__window(x->t, key, 0, UINT64_MAX);
+		json_decref(segs);
+		segs = NULL;
+		attr_table__at(x->t, key, 1000, &r, &segs);
+		json_decref(segs);
+	}
+	json_decref(links);
+	json_decref(attr_table__stats(x->t));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char path[64];
+	struct ctx x = { 0 };
+	struct samples_read_cb cb = { .snapshot = on_snapshot, .record = on_record, .ctx = &x };
+	char err[256];
+	uint8_t *copy;
+	FILE *f;
+
+	x.t = attr_table__new();
+	if (!x.t)
+		return 0;
+	if (size && data[0] == 'J') {
+		json_t *j = json_loadb((const char *)data + 1, size - 1, 0, NULL);
+
+		if (j && !attr_table__add_lifelog(x.t, j) && !attr_table__build(x.t)) {
+			x.n = 2;
+			x.time[0] = 250;
+			x.ip[0] = 0x1010;
+			x.time[1] = 500;
+			x.ip[1] = 0xffffffffa0000010ull;
+			query(&x);
+		}
+		json_decref(j);
+		attr_table__free(x.t);
+		return 0;
+	}
+	if (!path[0])
+		snprintf(path, sizeof(path), "/tmp/fuzz_samples.%d", (int)getpid());
+	copy = malloc(size ? size : 1);
+	if (!copy) {
+		attr_table__free(x.t);
+		return 0;
+	}
+	memcpy(copy, data, size);
+	if (size && copy[0] == 'C')
+		fix_crcs(copy + 1, size - 1);
+	f = fopen(path, "wb");
+	if (f) {
+		if (size && copy[0] == 'C')
+			fwrite(copy + 1, 1, size - 1, f);
+		else
+			fwrite(copy, 1, size, f);
+		fclose(f);
+		if (samples__read(path, &cb, err, sizeof(err)) >= 0 && !attr_table__build(x.t))
+			query(&x);
+		unlink(path);
+	}
+	free(copy);
+	attr_table__free(x.t);
+	return 0;
+}
