@@ -35,12 +35,22 @@ ip netns list >/dev/null 2>&1 || { echo "no 'ip netns'"; exit 77; }
 W=$(mktemp -d /tmp/pbrjattr.XXXXXX)
 [ -n "${PB_KEEP:-}" ] && echo "keeping $W"
 SPID=""
+WPID=""
 cleanup() {
 	[ -n "$SPID" ] && kill -INT "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
+	[ -n "$WPID" ] && kill -INT "$WPID" 2>/dev/null && wait "$WPID" 2>/dev/null
 	[ -n "${PB_KEEP:-}" ] || rm -rf "$W"
 }
 trap cleanup EXIT
 
+# a second perf session with side-band records alongside (probity watch):
+# the kernel then announces longer ksymbol/bpf_event records than it
+# writes; the sampler must still read their real time stamps
+"$P" -j watch --store "$W/watch" -d 120 >"$W/watch.out" 2>"$W/watch.err" &
+WPID=$!
+i=0
+while ! grep -q observing "$W/watch.err" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+grep -q observing "$W/watch.err" || { cat "$W/watch.err"; err "watch did not start"; }
 "$P" -j sample -o "$W/s.pbs" -F 1999 >"$W/sample.json" 2>"$W/sample.err" &
 SPID=$!
 i=0
@@ -62,6 +72,7 @@ EOS
 sleep 0.3
 kill -INT "$SPID"; wait "$SPID"; rc=$?; SPID=""
 [ $rc -eq 0 ] || { cat "$W/sample.err"; err "sample exited $rc"; }
+kill -INT "$WPID"; wait "$WPID"; WPID=""
 
 "$P" -j attribute "$W/s.pbs" --store "$W/A" --store "$W/B" --list >"$W/attr.json" ||
 	{ err "attribute exited $?"; exit 1; }
@@ -108,6 +119,12 @@ A, B = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
 attr = json.load(open(sys.argv[4]))
 logA = json.load(open(sys.argv[5]))['entries']
 assert end and end['stats']['lost'] == 0, ('the kernel dropped records; raise --pages', end)
+# every side-band record's time lies within the session (a time read from
+# the wrong place in the record is a CPU number or stale memory)
+t1 = end['stop_mono_ns']
+first = min(r[1] for r in recs if r[0] == 'S')
+bad = [r for r in recs if r[0] in 'KE' and not (first - 10**9 <= r[1] <= t1)]
+assert not bad, ('side-band record times outside the session', len(bad), bad[:3])
 
 # the kernel emits a program's ksymbol records, then its bpf_event, on one
 # CPU: pair them per CPU in stream order
