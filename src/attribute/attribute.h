@@ -179,9 +179,10 @@ int perfscript__parse(const char *text, size_t len, int (*fn)(void *ctx, const s
 
 /* ---------------------------- time expressions --------------------------- */
 
-/* TIME: "mono:NS" or plain NS (CLOCK_MONOTONIC nanoseconds), "S.FRAC s"
- * is not accepted; "mono:S.FRACs" seconds; "@S[.FRAC]" (CLOCK_REALTIME
- * epoch seconds) or an ISO-8601 UTC time "YYYY-MM-DDTHH:MM:SS[.FRAC]Z". */
+/* TIME: "mono:NS" or plain NS (CLOCK_MONOTONIC nanoseconds), "S.FRAC" or
+ * "mono:S.FRAC" (CLOCK_MONOTONIC seconds, as perf script prints them);
+ * "@S[.FRAC]" (CLOCK_REALTIME epoch seconds) or an ISO-8601 UTC time
+ * "YYYY-MM-DDTHH:MM:SS[.FRAC]Z". */
 struct pb_time {
 	uint64_t ns;
 	bool realtime;		/* ns is CLOCK_REALTIME, else CLOCK_MONOTONIC */

@@ -1,7 +1,7 @@
 /* timespec.c: the TIME syntax of `--at` and `--window T1..T2`
  * (docs/attribution.md "Times"):
  *   NS | mono:NS          CLOCK_MONOTONIC nanoseconds
- *   mono:S.FRAC           CLOCK_MONOTONIC seconds (perf script's times)
+ *   S.FRAC | mono:S.FRAC  CLOCK_MONOTONIC seconds (perf script's times)
  *   @S[.FRAC]             CLOCK_REALTIME seconds since the epoch
  *   YYYY-MM-DDTHH:MM:SS[.FRAC]Z   CLOCK_REALTIME, UTC
  */
@@ -15,7 +15,7 @@
 static int bad(char *err, size_t sz, const char *s, const char *why)
 {
 	if (err && sz)
-		snprintf(err, sz, "time '%.64s': %s (expected NS, mono:NS, mono:S.FRAC, @S.FRAC or YYYY-MM-DDTHH:MM:SS[.FRAC]Z)",
+		snprintf(err, sz, "time '%.64s': %s (expected NS, mono:NS, S.FRAC, @S.FRAC or YYYY-MM-DDTHH:MM:SS[.FRAC]Z)",
 			 s, why);
 	return -EINVAL;
 }
@@ -143,6 +143,12 @@ int pb_time__parse(const char *s, struct pb_time *t, char *err, size_t errsz)
 			return bad(err, errsz, s, "before 1970");
 		t->ns = (uint64_t)sec * 1000000000ull + frac;
 		t->realtime = true;
+		return 0;
+	}
+	if (!digits(p, &end, &v, NULL) && *end == '.') {	/* S.FRAC: perf script's seconds */
+		if (seconds(p, &end, &v) || *end)
+			return bad(err, errsz, s, "bad seconds");
+		t->ns = v;
 		return 0;
 	}
 	if (digits(p, &end, &v, NULL) || *end)

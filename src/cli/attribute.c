@@ -40,7 +40,7 @@ static void attribute_help(FILE *out)
 		"  -L, --link L         link id, or hook name of the activations\n"
 		"  -h, --help           show this help\n"
 		"\n"
-		"TIME: NS or mono:NS (CLOCK_MONOTONIC ns), mono:S.FRAC, @S.FRAC (epoch\n"
+		"TIME: NS or mono:NS (CLOCK_MONOTONIC ns), S.FRAC (CLOCK_MONOTONIC s), @S.FRAC (epoch\n"
 		"seconds) or YYYY-MM-DDTHH:MM:SS[.FRAC]Z.\n"
 		"\n"
 		"Exit status: 0 ok; 1 (--window) a part of the window is unknown;\n"

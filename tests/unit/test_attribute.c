@@ -486,6 +486,10 @@ TEST(test_time_parse)
 	ASSERT_FALSE(a.realtime);
 	ASSERT_OK(pb_time__parse("mono:9653.028154", &a, err, sizeof(err)));
 	ASSERT_U64_EQ(a.ns, 9653028154000ull);
+	ASSERT_OK(pb_time__parse("9653.028154123", &a, err, sizeof(err)));
+	ASSERT_U64_EQ(a.ns, 9653028154123ull);
+	ASSERT_FALSE(a.realtime);
+	ASSERT_ERR(pb_time__parse("9653.", &a, err, sizeof(err)), -EINVAL);
 	ASSERT_OK(pb_time__parse("@1700000000.5", &a, err, sizeof(err)));
 	ASSERT_TRUE(a.realtime);
 	ASSERT_U64_EQ(a.ns, 1700000000500000000ull);
@@ -761,6 +765,28 @@ static void leave_ns(void)
 	}
 }
 
+/* PB_ATTR_SYNC=PATH: after generation 0 is loaded and attached, create
+ * PATH.ready and wait (up to 60 s) for PATH.go, so that a sampler started
+ * in between finds generation 0 in its snapshot, not in its stream. */
+static int sync_point(void)
+{
+	const char *sync = getenv("PB_ATTR_SYNC");
+	char p[4200];
+	int i, fd;
+
+	if (!sync)
+		return 0;
+	snprintf(p, sizeof(p), "%s.ready", sync);
+	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	snprintf(p, sizeof(p), "%s.go", sync);
+	for (i = 0; i < 600 && access(p, F_OK); i++)
+		usleep(100000);
+	return access(p, F_OK) ? -ETIMEDOUT : 0;
+}
+
 static struct burn_gen g_bg[4];
 static struct xdp_swap g_xs;
 
@@ -779,6 +805,8 @@ static void burn_body(const char *dir, FILE *tl)
 		g_xs.ao = &ao;
 		ao.replaces = i ? g_bg[i - 1].g : NULL;
 		ASSERT_OK(pb_generation__activate(g_bg[i].g, &ao, i ? do_update : do_attach, &g_xs));
+		if (i == 0)
+			ASSERT_OK(sync_point());
 		ASSERT_OK(burn(bpf_program__fd(g_xs.prog), tl, "burn", pb_generation__id(g_bg[i].g),
 			       pb_generation__prog_id(g_bg[i].g)));
 		if (i == 1) {
