@@ -167,6 +167,7 @@ assert not B['generations'][1]['logged'] and B['generations'][1]['planted_spike'
 stats = Counter()
 wrong, bad_dropped = [], []
 per_gen = Counter()
+dropped_reasons = Counter()
 for s in attr['samples']:
     ip = int(s['ip'], 16)
     p = truth(s['time_mono_ns'], ip)
@@ -186,6 +187,7 @@ for s in attr['samples']:
             bad_dropped.append(s)
         else:
             stats['dropped_unknown'] += 1
+            dropped_reasons[s['reason']] += 1
         continue
     stats['in_logged'] += 1
     if got is None:
@@ -209,8 +211,7 @@ assert not bad_dropped, ('dropped-handoff samples not unknown', bad_dropped[:5])
 assert stats['in_dropped'] >= 20, ('too few samples in the dropped generation', stats)
 assert stats['attributed'] >= 100 and stats['attributed_planted'] >= 50, stats
 assert stats['attributed'] >= 0.9 * stats['in_logged'], stats
-reasons = {s.get('reason') for s in attr['samples'] if gen_of.get(truth(s['time_mono_ns'], int(s['ip'], 16)), (0, 0, 0, True))[3] is False}
-print('dropped-handoff reasons:', reasons)
+print('dropped-handoff reasons:', dict(dropped_reasons))
 EOPY
 
 # the link: --window across a deopt, --at inside generations and inside the
