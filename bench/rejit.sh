@@ -52,7 +52,7 @@ printf 't=2.5 config feature_acl=0\nt=4.5 traffic shift\nt=6 traffic normal\nt=6
 	--script "$W/script" >"$W/rejit.json" 2>"$W/rejit.err" || { cat "$W/rejit.err" >&2; exit 1; }
 "$P" -j receipts log --store "$W/rjstore" >"$W/log.json"
 mkdir -p bench/results
-python3 - "$W" >bench/results/rejit.json.tmp <<'PY'
+python3 - "$W" >"$W/rejit.json.out" <<'PY'
 import json, os, platform, subprocess, sys, time
 w = sys.argv[1]
 swap = json.load(open(f"{w}/swap.json")); swap_t = json.load(open(f"{w}/swap_tmpfs.json"))
@@ -100,7 +100,7 @@ print(json.dumps({
      "total_per_generation": round(total / max(1, gens))},
 }, indent=1))
 PY
-mv bench/results/rejit.json.tmp bench/results/rejit.json
+mv "$W/rejit.json.out" bench/results/rejit.json
 python3 -c "
 import json; d = json.load(open('bench/results/rejit.json'))
 a = d['activation_overhead']; b = d['bytes_per_generation']
