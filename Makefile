@@ -2,6 +2,8 @@
 #
 #   make            build build/probity (and the demo service)
 #   make demo       the main job on the built-in demo service
+#   make demo-receipts  the 14:07 story: a re-specialized XDP program's
+#                   unloaded spiky generation named by attribute + receipts
 #   make test       unit + CLI + lint-corpus + BPF integration tests, then
 #                   the unit tests again under ASan/UBSan, then fuzz replay
 #   make fuzz       run each libFuzzer target for FUZZ_SECONDS (default 60)
@@ -55,7 +57,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 TEST_FIXTURES :=
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all deps demo test test-unit test-asan fuzz fuzz-replay bench clean install-deps
+.PHONY: all deps demo demo-receipts test test-unit test-asan fuzz fuzz-replay bench clean install-deps
 
 all: $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
 
@@ -119,6 +121,9 @@ $(DEMO_MANIFEST): demo/demo.manifest.yaml $(DEMO_BIN) scripts/fill-build-id.sh
 
 demo: all
 	scripts/demo.sh $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
+
+demo-receipts: all
+	scripts/demo-receipts.sh $(BIN)
 
 # ---- tests -----------------------------------------------------------------
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB) | $(SKELS)

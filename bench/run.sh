@@ -4,6 +4,7 @@
 # Writes bench/results/engine.json (one JSON document: machine details and
 # every number with its unit and method) and prints a summary; then runs
 # bench/receipts.sh (bench/results/receipts.json) unless BENCH_SKIP_RECEIPTS=1,
+# bench/rejit.sh (bench/results/rejit.json) unless BENCH_SKIP_REJIT=1,
 # and bench/attribution.sh (bench/results/attribution.json) unless
 # BENCH_SKIP_ATTRIBUTION=1.
 # bench/README.md says what each number means. Knobs (environment):
@@ -95,6 +96,10 @@ python3 bench/summarize.py --summary bench/results/engine.json
 if [ "${BENCH_SKIP_RECEIPTS:-0}" != 1 ] && [ -f bench/receipts.sh ]; then
 	say "receipts benchmarks (bench/receipts.sh)"
 	sh bench/receipts.sh "$BUILD" || say "bench/receipts.sh failed (engine.json is still written)"
+fi
+if [ "${BENCH_SKIP_REJIT:-0}" != 1 ] && [ -f bench/rejit.sh ]; then
+	say "rejit benchmark (bench/rejit.sh)"
+	sh bench/rejit.sh "$BUILD" || say "bench/rejit.sh failed (engine.json is still written)"
 fi
 if [ "${BENCH_SKIP_ATTRIBUTION:-0}" != 1 ] && [ -f bench/attribution.sh ]; then
 	say "attribution benchmark (bench/attribution.sh)"

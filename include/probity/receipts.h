@@ -127,7 +127,9 @@ struct pb_activation_opts {
 
 typedef int (*pb_swap_fn_t)(void *ctx);
 /* Take CLOCK_MONOTONIC/REALTIME just before and just after swap(ctx),
- * then log 'activated' for g (and 'retired' for opts->replaces). The
+ * then log 'activated' for g (and 'retired' for opts->replaces). A
+ * link_fd set before the call is asked which program it runs first: the
+ * entry's old_prog_id names the predecessor as the kernel saw it. The
  * swap's own error is returned and then nothing is logged. */
 int pb_generation__activate(struct pb_generation *g, const struct pb_activation_opts *opts,
 			    pb_swap_fn_t swap, void *ctx);

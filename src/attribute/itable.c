@@ -403,6 +403,10 @@ static int add_activated(struct attr_table *t, const json_t *e)
 		h->has_old = true;
 		h->old_gen = gen_index(t, jstr(e, "replaces"));
 	}
+	if (ju64(e, "old_prog_id")) {	/* the kernel's word on the predecessor */
+		h->has_old = true;
+		h->old_prog = (uint32_t)ju64(e, "old_prog_id");
+	}
 	h->swapper = true;
 	prove_alive(t, h->new_prog, h->t_hi);
 	return 0;

@@ -622,11 +622,24 @@ int pb_generation__activate(struct pb_generation *g, const struct pb_activation_
 	const char *hook = AOPT(o, hook, NULL);
 	int link_fd;
 	uint64_t m0, r0, m1, r1;
+	uint32_t old_prog_id = 0;
 	json_t *e;
 	int err;
 
 	if (!g || !g->captured || !swap || (old && !old->captured))
 		return -EINVAL;
+	/* what the kernel says the link runs right before the swap: names
+	 * the predecessor even when the swapper lost track of it (a swap
+	 * whose records were lost) */
+	link_fd = AOPT(o, link_fd, -1);
+	if (link_fd > 0) {
+		struct bpf_link_info li;
+		__u32 len = sizeof(li);
+
+		memset(&li, 0, sizeof(li));
+		if (!bpf_link_get_info_by_fd(link_fd, &li, &len))
+			old_prog_id = li.prog_id;
+	}
 	r0 = pb_realtime_ns();
 	m0 = pb_mono_ns();
 	err = swap(ctx);
@@ -646,6 +659,8 @@ int pb_generation__activate(struct pb_generation *g, const struct pb_activation_
 		      "replaces", old ? json_string(old->gen_id) : json_null());
 	if (!e)
 		return -ENOMEM;
+	if (old_prog_id)
+		json_object_set_new(e, "old_prog_id", json_integer(old_prog_id));
 	json_object_set_new(e, "mono_ns", json_integer((json_int_t)m1));
 	json_object_set_new(e, "realtime_ns", json_integer((json_int_t)r1));
 	err = lifelog__append(g->s, LIFE_ACTIVATED, e, NULL);

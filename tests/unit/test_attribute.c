@@ -235,6 +235,39 @@ TEST(test_dropped_activation_unknown)
 	attr_table__free(t);
 }
 
+/* The swapper lost a handoff entirely (A -> X, X has no record at all)
+ * and later swaps A back in without knowing what it replaced
+ * (replaces: null), but the kernel told it which program the link ran
+ * (old_prog_id = X's id): the span in between is unknown, never A. Without
+ * old_prog_id nothing tells the gap, and A stays (the limit documented). */
+TEST(test_dropped_handoff_old_prog_id)
+{
+	json_t *back = activated(GA, 10, 5, 400, 410, NULL);
+	struct attr_table *t;
+	struct attr_result r;
+
+	json_object_set_new(back, "old_prog_id", json_integer(77));
+	t = table_of(json_pack("[o, o, o]", loaded(GA, 10, TAG1, "0x1000", 0x100, 50),
+			       activated(GA, 10, 5, 100, 110, NULL), back));
+	ASSERT_NOT_NULL(t);
+	ASSERT_OK(attr_table__at(t, "link:5", 250, &r, NULL));
+	ASSERT_EQ(r.status, ATTR_UNKNOWN);
+	ASSERT_EQ(r.reason, ATTR_R_HANDOFF_LOST);
+	ASSERT_OK(attr_table__at(t, "link:5", 500, &r, NULL));
+	ASSERT_STREQ(r.generation_id, GA);
+	attr_table__free(t);
+	/* the kernel's word agrees with the record: continuous */
+	back = activated(GB, 11, 5, 400, 410, NULL);
+	json_object_set_new(back, "old_prog_id", json_integer(10));
+	t = table_of(json_pack("[o, o, o, o]", loaded(GA, 10, TAG1, "0x1000", 0x100, 50),
+			       loaded(GB, 11, "1111111111111111", "0x2000", 0x100, 150),
+			       activated(GA, 10, 5, 100, 110, NULL), back));
+	ASSERT_NOT_NULL(t);
+	ASSERT_OK(attr_table__at(t, "link:5", 250, &r, NULL));
+	ASSERT_STREQ(r.generation_id, GA);
+	attr_table__free(t);
+}
+
 /* A generation retired with no recorded successor: after it, unknown. */
 TEST(test_retired_without_successor)
 {
