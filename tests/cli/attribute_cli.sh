@@ -12,17 +12,15 @@
 # `unknown` (no receipt). `receipts show --at` and `attribute --window`
 # must name the generation active on the link at a time / in a window.
 set -u
-P="$PROBITY_BUILD/probity"
+. tests/cli/lib.sh
 T="$PROBITY_BUILD/tests/test_attribute"
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 MID() {	# midpoint of the Nth (1-based) burn window of generation $1
 	python3 -c "
 import sys
 b = [l.split() for l in open('$S.timeline') if l.startswith('burn ') and l.split()[1] == '$1']
 print((int(b[0][3]) + int(b[0][4])) // 2)"
 }
-if [ "$(id -u)" != 0 ]; then echo "needs root for BPF and perf_event"; exit 77; fi
+need_root
 [ -x "$T" ] || { echo "FAIL: $T not built"; exit 1; }
 W=$(mktemp -d /tmp/pbattrcli.XXXXXX)
 [ -n "${PB_KEEP:-}" ] && echo "keeping $W"

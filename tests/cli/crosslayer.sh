@@ -13,19 +13,12 @@
 # long-hold, wakes_waiter on connpool_release and off_cpu on connpool_wait
 # hold (<= 1 % failed); no confidence change.
 set -u
-P="$PROBITY_BUILD/probity"
+. tests/cli/lib.sh
 FIX=$(cd "$PROBITY_BUILD/fixtures" 2>/dev/null && pwd)
-DEMO="$PROBITY_BUILD/demo/probity-demo"
-DEMO_M="$PROBITY_BUILD/demo/demo.manifest.yaml"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 
-if [ "$(id -u)" -ne 0 ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
-	echo "skip: needs root for BPF"; exit 77
-fi
+need_root
 # the miss path needs O_DIRECT on a block device, not tmpfs
 DATA=${TMPDIR:-/var/tmp}
 case $(stat -f -c %T "$DATA" 2>/dev/null) in
@@ -41,11 +34,6 @@ for b in xlayer xlayer_broken; do
 	sed "s|@BINARY@|$FIX/$b|" tests/fixtures/crosslayer/xlayer.manifest.yaml >"$T/$b.tmpl"
 	scripts/fill-build-id.sh "$T/$b.tmpl" "$FIX/$b" "$T/$b.yaml" || exit 1
 done
-py() {
-	python3 -c "import json, sys
-d = json.load(open(sys.argv[1]))
-$2" "$1"
-}
 
 "$P" -j record -m "$T/xlayer.yaml" -o "$T/good.trace" -- "$FIX/xlayer" 2 "$DATA" \
 	>"$T/good.out" 2>"$T/good.err"

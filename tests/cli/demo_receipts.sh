@@ -4,13 +4,11 @@
 # is gone from bpftool, attribute puts samples in it, receipts show --at
 # the spike names it, its planted transform and assumption; exit 0.
 set -u
-P="$PROBITY_BUILD/probity"
+. tests/cli/lib.sh
 ROOT=${PROBITY_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-if [ "$(id -u)" != 0 ]; then echo "needs root for BPF and perf_event"; exit 77; fi
+need_root
 ip netns list >/dev/null 2>&1 || { echo "no 'ip netns'"; exit 77; }
 command -v bpftool >/dev/null 2>&1 || { echo "no bpftool"; exit 77; }
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 OUT=$(mktemp /tmp/pbdemorc.XXXXXX)
 trap 'rm -f "$OUT"' EXIT
 sh "$ROOT/scripts/demo-receipts.sh" "$P" >"$OUT" 2>&1; rc=$?

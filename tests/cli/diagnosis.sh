@@ -20,18 +20,12 @@
 #    wait scores at most 10 (docs/report.md), anything above 20 on a
 #    healthy run is a false diagnosis.
 set -u
-P="$PROBITY_BUILD/probity"
-DEMO="$PROBITY_BUILD/demo/probity-demo"
-DEMO_M="$PROBITY_BUILD/demo/demo.manifest.yaml"
+. tests/cli/lib.sh
 HEALTHY_MAX=20
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
 
-if [ "$(id -u)" -ne 0 ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
-	echo "skip: needs root for BPF"; exit 77
-fi
+need_root
 
 # run PATHOLOGY MODE(agg|events) DURATION: record + report -> $T/NAME.{out,json}
 run() {

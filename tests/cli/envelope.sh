@@ -15,29 +15,15 @@
 #     (0) and every descriptor's confidence stay what they are without
 #     the envelope.
 set -u
-P="$PROBITY_BUILD/probity"
-FIX="$PROBITY_BUILD/fixtures"
-DEMO="$PROBITY_BUILD/demo/probity-demo"
-DEMO_M="$PROBITY_BUILD/demo/demo.manifest.yaml"
+. tests/cli/lib.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 
-if [ "$(id -u)" -ne 0 ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
-	echo "skip: needs root for BPF"; exit 77
-fi
+need_root
 [ -x "$FIX/objpool" ] || { echo "FAIL: $FIX/objpool not built (make test-unit)"; exit 1; }
 sed "s|@BINARY@|$FIX/objpool|" tests/fixtures/validation/objpool.manifest.yaml >"$T/objpool.tmpl"
 scripts/fill-build-id.sh "$T/objpool.tmpl" "$FIX/objpool" "$T/objpool.yaml" || exit 1
 
-# py FILE CODE: run CODE with d = the JSON in FILE
-py() {
-	python3 -c "import json, sys
-d = json.load(open(sys.argv[1]))
-$2" "$1"
-}
 # summary FILE: record's -j summary line (the demo's own output may follow it)
 summary() { grep '^{"file"' "$1" | tail -1; }
 

@@ -7,17 +7,11 @@
 # line per refresh until the recording ends, the last one complete. A
 # recorder killed with SIGKILL leaves a trace that reads as cut, not live.
 set -u
-P="$PROBITY_BUILD/probity"
-FIX="$PROBITY_BUILD/fixtures"
+. tests/cli/lib.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 
-if [ "$(id -u)" -ne 0 ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
-	echo "skip: needs root for BPF"; exit 77
-fi
+need_root
 [ -x "$FIX/objpool_borrowed" ] || { echo "FAIL: $FIX/objpool_borrowed not built (make test-unit)"; exit 1; }
 sed "s|@BINARY@|$FIX/objpool_borrowed|" tests/fixtures/validation/objpool.manifest.yaml >"$T/b.tmpl"
 scripts/fill-build-id.sh "$T/b.tmpl" "$FIX/objpool_borrowed" "$T/b.yaml" || exit 1

@@ -3,12 +3,10 @@
 # Every command in `probity help` has a section in docs/probity.md and a
 # working --help; every long option a --help prints is documented there.
 set -u
-P="$PROBITY_BUILD/probity"
+. tests/cli/lib.sh
 DOC=$(mktemp)
 cat docs/*.md >"$DOC"
 trap 'rm -f "$DOC"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 
 [ -f "$DOC" ] || { echo "FAIL: $DOC missing"; exit 1; }
 cmds=$("$P" help | sed -n '/^Commands:/,/^$/p' | awk 'NF && $1 != "Commands:" && $1 != "help" {print $1}')

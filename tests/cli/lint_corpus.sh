@@ -10,13 +10,11 @@
 # (tests/run.sh does). UPDATE=1 rewrites the .expected files instead of
 # comparing (review the diff before committing it).
 set -u
-P="$PROBITY_BUILD/probity"
+. tests/cli/lib.sh
 DIR=tests/lint
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fail=0
 n_broken=0
-err() { echo "FAIL: $*"; fail=1; }
 
 # json_counts FILE.json -> "ok errors warnings n_findings" (or nothing)
 json_counts() {

@@ -8,17 +8,11 @@
 # its descriptor suspect or stale, the change naming that invariant
 # (health -j changes[].invariant), and record exiting 4 when stale.
 set -u
-P="$PROBITY_BUILD/probity"
-FIX="$PROBITY_BUILD/fixtures"
+. tests/cli/lib.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 
-if [ "$(id -u)" -ne 0 ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
-	echo "skip: needs root for BPF"; exit 77
-fi
+need_root
 
 # variant  descriptor  invariant
 cases="clean - -

@@ -3,15 +3,12 @@
 # LWLock example (on the installed postgres, or on the stand-in), refusals
 # of a wrong build-id and of a mid-instruction offset, exit codes, JSON.
 set -u
-P="$PROBITY_BUILD/probity"
-DEMO_M="$PROBITY_BUILD/demo/demo.manifest.yaml"
+. tests/cli/lib.sh
 FAKE="$PROBITY_BUILD/fixtures/fake_lwlock"
 PG=/usr/lib/postgresql/15/bin/postgres
 PG_M=docs/examples/postgres-lwlock.yaml
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 json() { python3 -c "import json,sys; d=json.load(open('$1')); $2"; }
 
 # 1. demo: every descriptor planned, exit 0, JSON well-formed

@@ -9,11 +9,9 @@
 # removes only what is unreachable, and the observer's store holds the
 # same loads and link updates.
 set -u
-P="$PROBITY_BUILD/probity"
+. tests/cli/lib.sh
 T="$PROBITY_BUILD/tests/test_receipts"
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
-if [ "$(id -u)" != 0 ]; then echo "needs root for BPF"; exit 77; fi
+need_root
 [ -x "$T" ] || { echo "FAIL: $T not built"; exit 1; }
 W=$(mktemp -d /tmp/pbrcli.XXXXXX)
 WPID=""

@@ -5,13 +5,9 @@
 # to its exit, --events with a tiny ring buffer reports its drops, -d
 # stops a running target, -j summary.
 set -u
-P="$PROBITY_BUILD/probity"
-DEMO="$PROBITY_BUILD/demo/probity-demo"
-DEMO_M="$PROBITY_BUILD/demo/demo.manifest.yaml"
+. tests/cli/lib.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 # the spawned target shares stdout: the JSON summary is the last line
 json() { python3 -c "import json,sys; d=json.loads(open('$1').read().strip().splitlines()[-1]); $2"; }
 
@@ -35,10 +31,7 @@ cp "$DEMO" "$T/probity-demo"
 [ $rc -eq 1 ] || err "record of a wrong build-id exited $rc, expected 1: $(cat "$T/err")"
 [ -e "$T/wrong.trace" ] && err "a refused record wrote a trace file"
 
-if [ "$(id -u)" -ne 0 ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
-	echo "skip: needs root for BPF"; exit 77
-fi
+need_root
 
 # 1. spawn, record to the target's exit, file 0600
 "$P" record -m "$DEMO_M" -o "$T/a.trace" -- "$DEMO" --clients 2 --requests 300 -q \

@@ -12,11 +12,9 @@
 # leaves no record (but `probity watch`, running alongside, saw its load
 # and link update), the slow generation is named and measurably slow.
 set -u
-P="$PROBITY_BUILD/probity"
+. tests/cli/lib.sh
 T="$PROBITY_BUILD/tests/test_rejit"
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
-if [ "$(id -u)" != 0 ]; then echo "needs root for BPF"; exit 77; fi
+need_root
 ip netns list >/dev/null 2>&1 || { echo "no 'ip netns'"; exit 77; }
 W=$(mktemp -d /tmp/pbrejit.XXXXXX)
 RPID=""

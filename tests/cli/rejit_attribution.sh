@@ -27,10 +27,8 @@
 # Also `attribute --window` across a deopt and `receipts show --at` name
 # the right generations, and a time inside the dropped handoff is unknown.
 set -u
-P="$PROBITY_BUILD/probity"
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
-if [ "$(id -u)" != 0 ]; then echo "needs root for BPF and perf_event"; exit 77; fi
+. tests/cli/lib.sh
+need_root
 ip netns list >/dev/null 2>&1 || { echo "no 'ip netns'"; exit 77; }
 W=$(mktemp -d /tmp/pbrjattr.XXXXXX)
 [ -n "${PB_KEEP:-}" ] && echo "keeping $W"

@@ -13,31 +13,17 @@
 # events), and the planted leak is still the #1 finding, a leak, on
 # validated descriptors.
 set -u
-P="$PROBITY_BUILD/probity"
-FIX="$PROBITY_BUILD/fixtures"
-DEMO="$PROBITY_BUILD/demo/probity-demo"
-DEMO_M="$PROBITY_BUILD/demo/demo.manifest.yaml"
+. tests/cli/lib.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail=0
-err() { echo "FAIL: $*"; fail=1; }
 
-if [ "$(id -u)" -ne 0 ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: BPF required under CI=true (not root)"; exit 1; }
-	echo "skip: needs root for BPF"; exit 77
-fi
+need_root
 for b in objpool objpool_borrowed; do
 	[ -x "$FIX/$b" ] || { echo "FAIL: $FIX/$b not built (make test-unit)"; exit 1; }
 	sed "s|@BINARY@|$FIX/$b|" tests/fixtures/validation/objpool.manifest.yaml >"$T/$b.tmpl"
 	scripts/fill-build-id.sh "$T/$b.tmpl" "$FIX/$b" "$T/$b.yaml" || exit 1
 done
 
-# py FILE CODE: run CODE with d = the JSON in FILE
-py() {
-	python3 -c "import json, sys
-d = json.load(open(sys.argv[1]))
-$2" "$1"
-}
 
 # 1. owned build: clean
 "$P" -j record -m "$T/objpool.yaml" -o "$T/own.trace" -- "$FIX/objpool" 1.5 >"$T/own.out" 2>"$T/own.err"
