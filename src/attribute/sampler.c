@@ -94,26 +94,10 @@ static uint64_t now_mono(void);
  * ksymbol and bpf_event records longer than what it writes (each session's
  * id header size added to one shared header), and the tail is stale ring
  * memory. So read it right after the body. */
-static size_t sideband_body(const struct perf_event_header *h)
-{
-	const char *name = (const char *)(h + 1) + 16;
-	size_t max, n;
-
-	if (h->type != PERF_RECORD_KSYMBOL)
-		return 16;	/* bpf_event: type flags id tag; lost: id lost */
-	if (h->size < sizeof(*h) + 16)
-		return SIZE_MAX;
-	max = h->size - sizeof(*h) - 16;
-	n = strnlen(name, max);
-	if (n == max)
-		return SIZE_MAX;
-	return 16 + ((n + 1 + 7) & ~(size_t)7);	/* name_len: u64-aligned */
-}
-
 static uint64_t trailer_time(const struct perf_event_header *h)
 {
 	uint64_t t = 0;
-	size_t body = sideband_body(h);
+	size_t body = perf_ring__sideband_body(h);
 
 	if (body != SIZE_MAX && h->size >= sizeof(*h) + body + 24)
 		memcpy(&t, (const uint8_t *)(h + 1) + body + 8, 8);

@@ -334,10 +334,12 @@ static void on_unload(struct pb_observer *o, uint32_t id, uint64_t t)
 static void on_perf_record(struct pb_observer *o, const struct perf_event_header *h)
 {
 	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t body = perf_ring__sideband_body(h);
 	uint64_t t = 0;
 
-	if (h->size >= sizeof(*h) + 8)
-		memcpy(&t, (const uint8_t *)h + h->size - 8, 8);
+	/* sample_type TIME: the trailer is the time, right after the body */
+	if (body != SIZE_MAX && h->size >= sizeof(*h) + body + 8)
+		memcpy(&t, p + body, 8);
 	switch (h->type) {
 	case PERF_RECORD_LOST: {
 		uint64_t lost;

@@ -223,3 +223,19 @@ void perf_ring__free(struct perf_ring *r)
 		close(r->epfd);
 	free(r);
 }
+
+size_t perf_ring__sideband_body(const struct perf_event_header *h)
+{
+	const char *name = (const char *)(h + 1) + 16;
+	size_t max, n;
+
+	if (h->type != PERF_RECORD_KSYMBOL)
+		return 16;	/* bpf_event: type flags id tag; lost: id lost */
+	if (h->size < sizeof(*h) + 16)
+		return SIZE_MAX;
+	max = h->size - sizeof(*h) - 16;
+	n = strnlen(name, max);
+	if (n == max)
+		return SIZE_MAX;
+	return 16 + ((n + 1 + 7) & ~(size_t)7);	/* name_len: u64-aligned */
+}

@@ -47,6 +47,14 @@ uint64_t perf_ring__lost(const struct perf_ring *r);
 /* Records the ring handed out whose header was malformed (size 0 or
  * larger than the ring): the rest of that ring's data is skipped. */
 uint64_t perf_ring__bad(const struct perf_ring *r);
+
+/* Bytes of a side-band record's own body (PERF_RECORD_KSYMBOL: up to its
+ * u64-padded name; BPF_EVENT and LOST: 16), where its sample_id_all
+ * trailer begins, or SIZE_MAX when the record is malformed. Read the
+ * trailer there, never from the record's end: with several side-band
+ * sessions open this kernel announces such records longer than it
+ * writes them. */
+size_t perf_ring__sideband_body(const struct perf_event_header *h);
 void perf_ring__free(struct perf_ring *r);
 
 #endif
