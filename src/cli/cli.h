@@ -4,6 +4,7 @@
 #ifndef PROBITY_CLI_H
 #define PROBITY_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,12 @@ int do_report(int argc, char **argv);		/* src/cli/report.c */
 int do_export(int argc, char **argv);		/* src/cli/export.c */
 int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
 int do_watch(int argc, char **argv);		/* src/cli/watch.c */
+/* src/cli/stop.c: SIGINT/SIGTERM only set cli_stop_signal (the signal);
+ * long-running commands poll it and stop cleanly */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_stop_install(void);
+void cli_stop_restore(void);	/* back to the default actions */
+
 int do_health(int argc, char **argv);		/* src/cli/health.c */
 int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
 int do_train(int argc, char **argv);		/* src/cli/train.c */

@@ -33,13 +33,6 @@ struct live_state {
 	unsigned refresh;	/* 0-based, under --follow */
 };
 
-static volatile sig_atomic_t health_stop;
-
-static void on_health_stop(int sig)
-{
-	health_stop = sig;
-}
-
 static void health_help(FILE *out)
 {
 	fprintf(out,
@@ -321,7 +314,6 @@ int do_health(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct sigaction sa = { .sa_handler = on_health_stop };
 	struct live_state ls = {};
 	long interval_ms = DEFAULT_FOLLOW_MS;
 	bool follow = false, again;
@@ -350,26 +342,23 @@ int do_health(int argc, char **argv)
 	if (!follow)
 		return health_once(argv[optind], &ls, &again);
 	pretty_output = false;	/* JSON lines */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_install();
 	/* record creates the trace once every probe is attached: give a
 	 * recording just started FOLLOW_WAIT_MS to create it */
-	for (waited = 0; access(argv[optind], F_OK) && errno == ENOENT && !health_stop &&
+	for (waited = 0; access(argv[optind], F_OK) && errno == ENOENT && !cli_stop_signal &&
 			 waited < FOLLOW_WAIT_MS; waited += 100)
 		nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
 	for (;;) {
 		struct timespec nap = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
 
 		ret = health_once(argv[optind], &ls, &again);
-		if (!again || health_stop)
+		if (!again || cli_stop_signal)
 			break;
-		while (nanosleep(&nap, &nap) && errno == EINTR && !health_stop)
+		while (nanosleep(&nap, &nap) && errno == EINTR && !cli_stop_signal)
 			;
-		if (health_stop)
+		if (cli_stop_signal)
 			break;
 	}
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	cli_stop_restore();
 	return ret;
 }

@@ -67,13 +67,6 @@ struct recorder {
 	bool tty;
 };
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
 static void record_help(FILE *out)
 {
 	fprintf(out,
@@ -280,8 +273,7 @@ static int spawn_child(struct recorder *r)
 		char c;
 
 		close(go[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
+		cli_stop_restore();
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);	/* recorder gave up before attaching */
 		execvp(r->a.cmd[0], r->a.cmd);
@@ -557,7 +549,7 @@ static enum trace_stop_reason record_loop(struct recorder *r)
 				return TRACE_STOP_ERROR;
 			print_status(r);
 		}
-		if (stop_signal)
+		if (cli_stop_signal)
 			return TRACE_STOP_SIGNAL;
 		if (now >= deadline)
 			return TRACE_STOP_DURATION;
@@ -752,7 +744,6 @@ int do_record(int argc, char **argv)
 {
 	struct engine_opts eo = { .sz = sizeof(eo) };
 	struct recorder r = { .go_fd = -1, .live_fd = -1 };
-	struct sigaction sa = { .sa_handler = on_stop };
 	enum trace_stop_reason why;
 	int err, ret;
 
@@ -790,9 +781,7 @@ int do_record(int argc, char **argv)
 		p_err("cannot start the confidence controller: %s", strerror(errno));
 		goto out;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_install();
 	r.tty = isatty(STDERR_FILENO);
 	r.last_snap_ns = r.start_ns;
 	if (start_child(&r)) {
@@ -819,8 +808,7 @@ int do_record(int argc, char **argv)
 	ret = why == TRACE_STOP_ERROR ? EXIT_FAILURE_RT :
 	      confidence__any_stale(r.conf) ? EXIT_STALE : EXIT_OK;
 out:
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	cli_stop_restore();
 	recorder_cleanup(&r);
 	return ret;
 }

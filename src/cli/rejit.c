@@ -14,13 +14,6 @@
 
 #define MAX_CFG 32
 
-static volatile sig_atomic_t stop_rejit;
-
-static void on_signal(int sig)
-{
-	stop_rejit = 1;
-}
-
 static void rejit_help(FILE *out)
 {
 	fprintf(out,
@@ -220,13 +213,12 @@ int do_rejit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct rejit_opts ro = { .sz = sizeof(ro), .stop = &stop_rejit, .progress = on_progress };
+	struct rejit_opts ro = { .sz = sizeof(ro), .stop = &cli_stop_signal, .progress = on_progress };
 	uint32_t cfg_field[MAX_CFG], cfg_value[MAX_CFG];
 	struct rj_script script = { 0 };
 	const char *store = getenv("PROBITY_STORE");
 	bool create = false, have_script = false;
 	struct rejit *r = NULL;
-	struct sigaction sa;
 	char err[512] = "";
 	uint64_t n;
 	int opt, e, ret = EXIT_USAGE;
@@ -339,10 +331,7 @@ int do_rejit(int argc, char **argv)
 	ro.cfg_field = cfg_field;
 	ro.cfg_value = cfg_value;
 	ro.script = have_script ? &script : NULL;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_install();
 	ret = EXIT_FAILURE_RT;
 	e = rejit__new(&ro, &r, err, sizeof(err));
 	if (e) {

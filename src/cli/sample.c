@@ -11,13 +11,6 @@
 #include "cli.h"
 #include "attribute/attribute.h"
 
-static volatile sig_atomic_t stop_sampling;
-
-static void on_signal(int sig)
-{
-	stop_sampling = sig;
-}
-
 static void sample_help(FILE *out)
 {
 	fprintf(out,
@@ -79,7 +72,6 @@ int do_sample(int argc, char **argv)
 	struct pb_sampler_opts so = { .sz = sizeof(so) };
 	struct pb_sampler_stats st;
 	struct pb_sampler *s = NULL;
-	struct sigaction sa;
 	unsigned long v, duration = 0;
 	uint64_t end = 0, next_progress, t0;
 	const char *stopped_by = "duration";
@@ -122,16 +114,13 @@ int do_sample(int argc, char **argv)
 		      err == -EACCES || err == -EPERM ? " (needs root or perf_event_paranoid <= -1)" : "");
 		return err == -ENOENT || err == -EISDIR ? EXIT_USAGE : EXIT_FAILURE_RT;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_install();
 	fprintf(stderr, "probity sample: sampling into %s\n", so.path);
 	t0 = mono_now();
 	next_progress = t0 + 1000000000ull;
 	if (duration)
 		end = t0 + duration * 1000000000ull;
-	while (!stop_sampling && (!end || mono_now() < end)) {
+	while (!cli_stop_signal && (!end || mono_now() < end)) {
 		err = pb_sampler__poll(s, 100);
 		if (err) {
 			p_err("sampling: %s", strerror(-err));
@@ -147,8 +136,8 @@ int do_sample(int argc, char **argv)
 			next_progress += 1000000000ull;
 		}
 	}
-	if (stop_sampling)
-		stopped_by = stop_sampling == SIGINT ? "SIGINT" : "SIGTERM";
+	if (cli_stop_signal)
+		stopped_by = cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
 	err = pb_sampler__finish(s, stopped_by) ?: err;
 	pb_sampler__stats(s, &st);
 	if (err) {

@@ -42,13 +42,6 @@ struct train_args {
 	int n_rest;
 };
 
-static volatile sig_atomic_t train_stop;
-
-static void on_train_stop(int sig)
-{
-	train_stop = sig;
-}
-
 static void train_help(FILE *out)
 {
 	fprintf(out,
@@ -375,8 +368,7 @@ static int record_run(const struct train_args *a, const char *trace)
 	if (pid == 0) {
 		/* record's summary and the command's output are progress: stderr */
 		dup2(STDERR_FILENO, STDOUT_FILENO);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
+		cli_stop_restore();
 		execv(self, full);
 		_exit(127);
 	}
@@ -384,7 +376,7 @@ static int record_run(const struct train_args *a, const char *trace)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			return EXIT_FAILURE_RT;
-		if (train_stop)	/* Ctrl-C reached the child too; a TERM may not have */
+		if (cli_stop_signal)	/* Ctrl-C reached the child too; a TERM may not have */
 			kill(pid, SIGTERM);
 	}
 	if (WIFEXITED(status))
@@ -397,7 +389,6 @@ static int train_from_runs(const struct train_args *a, struct trainer *t)
 	char dir[PATH_MAX], trace[PATH_MAX + 32];
 	bool tmp = !a->keep;
 	int k, rc, ret = EXIT_OK, done = 0;
-	struct sigaction sa = { .sa_handler = on_train_stop };
 
 	if (a->keep) {
 		if (mkdir(a->keep, 0700) && errno != EEXIST) {
@@ -415,10 +406,8 @@ static int train_from_runs(const struct train_args *a, struct trainer *t)
 			return EXIT_FAILURE_RT;
 		}
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	for (k = 1; k <= a->runs && !train_stop; k++) {
+	cli_stop_install();
+	for (k = 1; k <= a->runs && !cli_stop_signal; k++) {
 		snprintf(trace, sizeof(trace), "%s/run-%d.trace", dir, k);
 		fprintf(stderr, "%s: train: run %d/%d: recording %s -> %s\n", bin_name, k, a->runs,
 			a->rest[0], trace);
@@ -439,10 +428,9 @@ static int train_from_runs(const struct train_args *a, struct trainer *t)
 			break;
 		done++;
 	}
-	if (ret == EXIT_OK && train_stop)
+	if (ret == EXIT_OK && cli_stop_signal)
 		fprintf(stderr, "%s: train: stopped after %d run(s); training on them\n", bin_name, done);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	cli_stop_restore();
 	if (tmp)
 		nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	if (ret == EXIT_OK && !done) {

@@ -11,13 +11,6 @@
 #include "observe/observer_api.h"
 #include "receipts/receipts_int.h"
 
-static volatile sig_atomic_t stop_watch;
-
-static void on_signal(int sig)
-{
-	stop_watch = 1;
-}
-
 static void watch_help(FILE *out)
 {
 	fprintf(out,
@@ -57,7 +50,6 @@ int do_watch(int argc, char **argv)
 	struct pb_observer_opts oo = { .sz = sizeof(oo) };
 	struct pb_observer *o = NULL;
 	struct pb_store *s = NULL;
-	struct sigaction sa;
 	long duration = 0;
 	uint64_t end = 0;
 	json_t *stats;
@@ -97,14 +89,11 @@ int do_watch(int argc, char **argv)
 		p_err("cannot start the observer: %s", strerror(-err));
 		goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_install();
 	fprintf(stderr, "probity watch: observing (store %s)\n", store);
 	if (duration)
 		end = pb_mono_ns() + (uint64_t)duration * 1000000000ull;
-	while (!stop_watch && (!end || pb_mono_ns() < end)) {
+	while (!cli_stop_signal && (!end || pb_mono_ns() < end)) {
 		err = pb_observer__poll(o, 100);
 		if (err) {
 			p_err("observer: %s", strerror(-err));
