@@ -28,9 +28,8 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE \
 	     -Iinclude -Isrc -I$(BUILD)/skel $(PKG_CFLAGS)
 LDLIBS     = $(PKG_LIBS) -lpthread $(EXTRA_LDFLAGS)
 
-LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard src/common/*.c src/elf/*.c src/contract/*.c \
-		src/engine/*.c src/trace/*.c src/analyze/*.c src/validate/*.c \
-		src/receipts/*.c src/observe/*.c src/rejit/*.c src/attribute/*.c))
+# every folder under src/ but cli/ is the library (docs/HACKING.md)
+LIB_SRCS  := $(filter-out %.bpf.c src/cli/%,$(wildcard src/*/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 BPF_SRCS  := $(wildcard src/*/*.bpf.c tests/bpf/*.bpf.c)
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))

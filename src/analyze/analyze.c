@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analyze_int.h"
+#include "analyze/analyze_int.h"
 
 #define DEF_LONG_HOLD_NS	(50ull * 1000 * 1000)
 #define DEF_LEAK_AGE_NS		(100ull * 1000 * 1000)

@@ -4,7 +4,7 @@
 #define PROBITY_ANALYZE_INT_H
 
 #include <stdbool.h>
-#include "analyze.h"
+#include "analyze/analyze.h"
 
 /* a closed interval of one thread: WAIT span or hold */
 struct an_span {

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analyze_int.h"
+#include "analyze/analyze_int.h"
 
 #define LEAK_MIN_GROWTH		8
 #define CHURN_MIN_CYCLES	100

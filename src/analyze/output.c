@@ -1,7 +1,7 @@
 /* output.c: the analysis as JSON (probity -j report) and as text. The JSON
  * shape is documented in docs/report.md. */
 #include <string.h>
-#include "analyze_int.h"
+#include "analyze/analyze_int.h"
 
 /* rounded for stable JSON; no libm in the link */
 static double round_to(double x, double scale)

@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include "analyze_int.h"
+#include "analyze/analyze_int.h"
 
 static void json_raw(FILE *out, const char *s)
 {

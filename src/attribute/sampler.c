@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
+#include "common/clock.h"
 #include "attribute/attribute.h"
 #include "observe/perf_ring.h"
 #include "receipts/receipts_int.h"
@@ -42,13 +43,6 @@ struct pb_sampler {
 	uint64_t start_mono;
 };
 
-static uint64_t now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void live_add(struct pb_sampler *s, uint64_t addr, uint32_t len)
 {
@@ -86,7 +80,6 @@ static bool live_has(const struct pb_sampler *s, uint64_t ip)
 	return false;
 }
 
-static uint64_t now_mono(void);
 
 /* The sample_id trailer (TID | TIME | CPU: tid(8) time(8) cpu(8)) follows
  * the record's own body; it is not always at the end of the record: while
@@ -118,7 +111,7 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		t = tmax = trailer_time(h);
 		if (!t) {
 			t = s->last_time[cpu] ?: s->start_mono;
-			tmax = now_mono();
+			tmax = pb_mono_ns();
 			s->st.time_estimated++;
 		}
 	}
@@ -194,7 +187,7 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 		memcpy(&n, p + 8, 8);
 		t = trailer_time(h);
 		if (!t)
-			t = now_ns(CLOCK_MONOTONIC);
+			t = pb_mono_ns();
 		s->st.lost += n;
 		s->st.lost_records++;
 		err = samples_writer__lost(s->w, cpu, t, n, s->last_time[cpu]);
@@ -278,10 +271,6 @@ static json_t *snapshot_progs(struct pb_sampler *s)
 	return progs;
 }
 
-static uint64_t now_mono(void)
-{
-	return now_ns(CLOCK_MONOTONIC);
-}
 
 static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
 {
@@ -296,8 +285,8 @@ static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
 			 "event", "cpu-clock", "freq", (int)freq, "ring_pages", (int)pages, "ncpu", ncpu,
 			 "machine", "sysname", u.sysname, "release", u.release, "arch", u.machine,
 			 "kernel_build_id", bid,
-			 "start_mono_ns", (json_int_t)now_ns(CLOCK_MONOTONIC),
-			 "start_realtime_ns", (json_int_t)now_ns(CLOCK_REALTIME),
+			 "start_mono_ns", (json_int_t)pb_mono_ns(),
+			 "start_realtime_ns", (json_int_t)pb_realtime_ns(),
 			 "page_size", (int)sysconf(_SC_PAGESIZE));
 }
 
@@ -348,13 +337,13 @@ int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out)
 	err = samples_writer__create(opts->path, hdr, &s->w);
 	if (err)
 		goto fail;
-	s->start_mono = now_ns(CLOCK_MONOTONIC);
+	s->start_mono = pb_mono_ns();
 	/* enable first, then enumerate: a program loaded in between is in
 	 * both, one unloaded in between is in the stream */
 	err = perf_ring__enable(s->ring);
 	if (err)
 		goto fail;
-	snap = json_pack("{s:I, s:o}", "mono_ns", (json_int_t)now_ns(CLOCK_MONOTONIC), "progs",
+	snap = json_pack("{s:I, s:o}", "mono_ns", (json_int_t)pb_mono_ns(), "progs",
 			 snapshot_progs(s));
 	if (!snap) {
 		err = -ENOMEM;
@@ -403,8 +392,8 @@ int pb_sampler__finish(struct pb_sampler *s, const char *stopped_by)
 		err = s->err;
 	pb_sampler__stats(s, &st);
 	end = json_pack("{s:s, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
-			"stopped_by", stopped_by ?: "", "stop_mono_ns", (json_int_t)now_ns(CLOCK_MONOTONIC),
-			"stop_realtime_ns", (json_int_t)now_ns(CLOCK_REALTIME),
+			"stopped_by", stopped_by ?: "", "stop_mono_ns", (json_int_t)pb_mono_ns(),
+			"stop_realtime_ns", (json_int_t)pb_realtime_ns(),
 			"stats", "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
 			"kernel", (json_int_t)st.kernel, "user", (json_int_t)st.user,
 			"ksymbol_records", (json_int_t)st.ksymbols, "bpf_event_records", (json_int_t)st.bpf_events,

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "cli.h"
+#include "cli/args.h"
+#include "cli/cli.h"
 #include "attribute/attribute.h"
 #include "receipts/receipts_int.h"
 
@@ -445,9 +446,7 @@ int do_attribute(int argc, char **argv)
 		}
 	}
 	if (!n_stores) {
-		stores[0] = getenv("PROBITY_STORE");
-		if (!stores[0] || !*stores[0])
-			stores[0] = "./probity-store";
+		stores[0] = cli_default_store();
 		n_stores = 1;
 	}
 	if (window ? optind != argc : optind != argc - 1) {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "analyze/trace_load.h"
 
 static void export_help(FILE *out)

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "analyze/trace_load.h"
 
 #define ENVELOPE_NOTE	"envelope: "

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "common/digest.h"
 #include "contract/manifest.h"
 
@@ -191,7 +191,7 @@ static int width(int cur, const char *s)
 
 static void show_text(const struct manifest *m)
 {
-	char digest[PB_SHA256_HEX], bid[2 * PB_BUILD_ID_MAX + 1], site[300], inst[256],
+	char digest[PB_DIGEST_HEX_LEN], bid[2 * PB_BUILD_ID_MAX + 1], site[300], inst[256],
 		units[256], when[300];
 	int w1 = 2, w2 = 6, w3 = 4, w4 = 5, wt = 6;
 	size_t i;

@@ -4,7 +4,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "contract/manifest.h"
 #include "contract/plan.h"
 

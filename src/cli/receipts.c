@@ -11,7 +11,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <linux/bpf.h>
-#include "cli.h"
+#include "cli/args.h"
+#include "cli/cli.h"
 #include "receipts/receipts_int.h"
 #include "attribute/attribute.h"
 
@@ -84,9 +85,7 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->min_age = 3600;
-	o->store = getenv("PROBITY_STORE");
-	if (!o->store || !*o->store)
-		o->store = "./probity-store";
+	o->store = cli_default_store();
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "s:g:nh", opts, NULL)) >= 0) {
 		switch (opt) {

@@ -15,7 +15,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "cli.h"
+#include "common/clock.h"
+#include "common/io.h"
+#include "cli/args.h"
+#include "cli/cli.h"
 #include "common/digest.h"
 #include "contract/manifest.h"
 #include "contract/plan.h"
@@ -35,7 +38,7 @@ struct record_args {
 	const char *binaries[MAX_BINARIES];
 	size_t n_binaries;
 	pid_t pid;
-	double duration;		/* 0 = until stopped */
+	uint64_t duration_ns;		/* 0 = until stopped */
 	bool events;
 	size_t ringbuf_bytes;		/* 0 = engine default */
 	int interval_ms;
@@ -107,13 +110,6 @@ static void record_help(FILE *out)
 		bin_name, DEFAULT_OUTPUT, DEFAULT_INTERVAL_MS);
 }
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
@@ -152,13 +148,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->pid = (pid_t)v;
 			break;
 		case 'd':
-			errno = 0;
-			a->duration = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(a->duration > 0) || a->duration > 1e7) {
-				p_err("--duration: expected a positive number of seconds, found '%s'",
-				      optarg);
+			if (cli_parse_duration("--duration", optarg, false, 1e7, &a->duration_ns))
 				return -EINVAL;
-			}
 			break;
 		case 'b':
 			if (a->n_binaries == MAX_BINARIES) {
@@ -312,27 +303,6 @@ static int hex_to_bytes(const char *hex, uint8_t *out, size_t max)
 	return (int)n;
 }
 
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	long sz;
-
-	if (!f)
-		return -errno;
-	if (fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		return -EIO;
-	}
-	*buf = malloc((size_t)sz + 1);
-	if (!*buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	*len = fread(*buf, 1, (size_t)sz, f);
-	fclose(f);
-	return *len == (size_t)sz ? 0 : -EIO;
-}
-
 static int open_trace(struct recorder *r)
 {
 	struct trace_header h = {};
@@ -343,8 +313,8 @@ static int open_trace(struct recorder *r)
 	memcpy(h.manifest_sha256, r->m->digest, sizeof(h.manifest_sha256));
 	h.clock_id = CLOCK_MONOTONIC;
 	h.pid = (uint32_t)(r->child ? r->child : r->a.pid);
-	h.start_mono_ns = now_ns(CLOCK_MONOTONIC);
-	h.start_real_ns = now_ns(CLOCK_REALTIME);
+	h.start_mono_ns = pb_mono_ns();
+	h.start_real_ns = pb_realtime_ns();
 	h.flags = (r->a.events ? TRACE_F_EVENTS : 0) | (r->child ? TRACE_F_SPAWNED : 0);
 	h.events_version = PB_EVENTS_VERSION;
 	for (i = 0; i < r->p->n_targets && i < TRACE_MAX_TARGETS; i++) {
@@ -355,7 +325,7 @@ static int open_trace(struct recorder *r)
 	}
 	h.n_targets = (uint32_t)i;
 	r->start_ns = h.start_mono_ns;
-	err = read_file(r->m->path, &mbuf, &mlen);
+	err = pb_read_file(r->m->path, 0, &mbuf, &mlen);
 	if (err) {
 		p_err("cannot re-read manifest %s: %s", r->m->path, strerror(-err));
 		return err;
@@ -531,8 +501,7 @@ static bool target_gone(struct recorder *r)
 /* poll, snapshot, status until a stop condition; returns the reason */
 static enum trace_stop_reason record_loop(struct recorder *r)
 {
-	uint64_t deadline = r->a.duration > 0 ?
-			    r->start_ns + (uint64_t)(r->a.duration * 1e9) : UINT64_MAX;
+	uint64_t deadline = r->a.duration_ns ? r->start_ns + r->a.duration_ns : UINT64_MAX;
 	uint64_t interval = (uint64_t)r->a.interval_ms * 1000000ull;
 	struct timespec nap = { 0, POLL_MS * 1000000L };
 
@@ -543,7 +512,7 @@ static enum trace_stop_reason record_loop(struct recorder *r)
 		/* without --events only violation samples come */
 		if (engine__poll(r->e, POLL_MS, write_record, r) < 0)
 			nanosleep(&nap, NULL);
-		now = now_ns(CLOCK_MONOTONIC);
+		now = pb_mono_ns();
 		if (now - r->last_snap_ns >= interval) {
 			if (take_snapshot(r))
 				return TRACE_STOP_ERROR;

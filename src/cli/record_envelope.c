@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "contract/plan.h"
 #include "trace/trace.h"
 #include "validate/envelope.h"

@@ -8,7 +8,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "cli/args.h"
+#include "cli/cli.h"
 #include "rejit/runtime.h"
 #include "rejit/script.h"
 
@@ -70,34 +71,18 @@ static void on_progress(void *ctx, const char *line)
 	fprintf(stderr, "probity rejit: %s\n", line);
 }
 
-static int parse_seconds(const char *opt, const char *s, uint32_t *ms, bool zero_ok)
+/* --duration / --profile-interval: the runtime counts milliseconds */
+static int parse_ms(const char *opt, const char *s, uint32_t *ms)
 {
-	char *end;
-	double v;
+	uint64_t ns;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || (!zero_ok && v * 1000 < 1) ||
-	    v > 86400 * 7) {
-		p_err("%s: expected seconds (> 0, up to 604800), found '%s'", opt, s);
+	if (cli_parse_duration(opt, s, false, 86400 * 7, &ns))
+		return -EINVAL;
+	*ms = (uint32_t)((ns + 500000) / 1000000);
+	if (!*ms) {
+		p_err("%s: expected at least 1 ms, found '%s'", opt, s);
 		return -EINVAL;
 	}
-	*ms = (uint32_t)(v * 1000 + 0.5);
-	return 0;
-}
-
-static int parse_count(const char *opt, const char *s, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v == 0 || v > max) {
-		p_err("%s: expected a number 1..%llu, found '%s'", opt, (unsigned long long)max, s);
-		return -EINVAL;
-	}
-	*out = v;
 	return 0;
 }
 
@@ -216,21 +201,19 @@ int do_rejit(int argc, char **argv)
 	struct rejit_opts ro = { .sz = sizeof(ro), .stop = &cli_stop_signal, .progress = on_progress };
 	uint32_t cfg_field[MAX_CFG], cfg_value[MAX_CFG];
 	struct rj_script script = { 0 };
-	const char *store = getenv("PROBITY_STORE");
+	const char *store = cli_default_store();
 	bool create = false, have_script = false;
 	struct rejit *r = NULL;
 	char err[512] = "";
 	uint64_t n;
 	int opt, e, ret = EXIT_USAGE;
 
-	if (!store || !*store)
-		store = "./probity-store";
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "s:d:h", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 's': store = optarg; break;
 		case 'd':
-			if (parse_seconds("--duration", optarg, &ro.duration_ms, false))
+			if (parse_ms("--duration", optarg, &ro.duration_ms))
 				goto out;
 			break;
 		case OPT_NETNS: ro.netns = optarg; break;
@@ -238,12 +221,12 @@ int do_rejit(int argc, char **argv)
 		case OPT_DEV: ro.dev = optarg; break;
 		case OPT_PEER: ro.peer = optarg; break;
 		case OPT_TRAFFIC:
-			if (parse_count("--traffic", optarg, 200000, &n))
+			if (cli_parse_count("--traffic", optarg, false, 200000, &n))
 				goto out;
 			ro.rate_pps = (uint32_t)n;
 			break;
 		case OPT_INTERVAL:
-			if (parse_seconds("--profile-interval", optarg, &ro.profile_interval_ms, false))
+			if (parse_ms("--profile-interval", optarg, &ro.profile_interval_ms))
 				goto out;
 			if (ro.profile_interval_ms < 50) {
 				p_err("--profile-interval: expected at least 0.05 seconds, found '%s'", optarg);
@@ -264,11 +247,11 @@ int do_rejit(int argc, char **argv)
 			break;
 		}
 		case OPT_GUARD:
-			if (parse_count("--guard-threshold", optarg, UINT32_MAX, &ro.guard_threshold))
+			if (cli_parse_count("--guard-threshold", optarg, false, UINT32_MAX, &ro.guard_threshold))
 				goto out;
 			break;
 		case OPT_MIN:
-			if (parse_count("--min-samples", optarg, UINT32_MAX, &n))
+			if (cli_parse_count("--min-samples", optarg, false, UINT32_MAX, &n))
 				goto out;
 			ro.min_samples = (uint32_t)n;
 			break;
@@ -294,17 +277,17 @@ int do_rejit(int argc, char **argv)
 			have_script = true;
 			break;
 		case OPT_SPIKE:
-			if (parse_count("--plant-spike", optarg, 1000000, &n))
+			if (cli_parse_count("--plant-spike", optarg, false, 1000000, &n))
 				goto out;
 			ro.plant_spike = (uint32_t)n;
 			break;
 		case OPT_SPIKE_ROUNDS:
-			if (parse_count("--spike-rounds", optarg, 100000, &n))
+			if (cli_parse_count("--spike-rounds", optarg, false, 100000, &n))
 				goto out;
 			ro.spike_rounds = (uint32_t)n;
 			break;
 		case OPT_INJECT:
-			if (parse_count("--inject-drop-handoff", optarg, 1000000, &n))
+			if (cli_parse_count("--inject-drop-handoff", optarg, false, 1000000, &n))
 				goto out;
 			ro.inject_drop_handoff = (uint32_t)n;
 			break;

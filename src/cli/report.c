@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "analyze/trace_load.h"
+#include "common/digest.h"
 
 static void report_help(FILE *out)
 {
@@ -76,7 +77,7 @@ static json_t *trace_facts_json(const struct loaded_trace *lt, const char *path)
 {
 	const struct analysis_counts *c = analysis__counts(lt->analysis);
 	json_t *o = json_object(), *notes = json_array();
-	char sha[65];
+	char sha[PB_DIGEST_HEX_LEN];
 	size_t i;
 
 	for (i = 0; i < 32; i++)

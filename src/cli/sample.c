@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cli.h"
+#include "common/clock.h"
+#include "cli/args.h"
+#include "cli/cli.h"
 #include "attribute/attribute.h"
 
 static void sample_help(FILE *out)
@@ -38,26 +40,6 @@ static void sample_help(FILE *out)
 		bin_name);
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int parse_uint(const char *opt, const char *s, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || *v == 0 || *v > max || s[0] == '-') {
-		p_err("%s: expected a number 1..%lu, found '%s'", opt, max, s);
-		return -1;
-	}
-	return 0;
-}
 
 int do_sample(int argc, char **argv)
 {
@@ -72,7 +54,7 @@ int do_sample(int argc, char **argv)
 	struct pb_sampler_opts so = { .sz = sizeof(so) };
 	struct pb_sampler_stats st;
 	struct pb_sampler *s = NULL;
-	unsigned long v, duration = 0;
+	uint64_t v, duration_ns = 0;
 	uint64_t end = 0, next_progress, t0;
 	const char *stopped_by = "duration";
 	int opt, err, ret = EXIT_FAILURE_RT;
@@ -82,19 +64,19 @@ int do_sample(int argc, char **argv)
 		switch (opt) {
 		case 'o': so.path = optarg; break;
 		case 'd':
-			if (parse_uint("--duration", optarg, 86400 * 365, &duration))
+			if (cli_parse_duration("--duration", optarg, false, 86400 * 365, &duration_ns))
 				return EXIT_USAGE;
 			break;
 		case 'F':
-			if (parse_uint("--freq", optarg, 100000, &v))
+			if (cli_parse_count("--freq", optarg, false, 100000, &v))
 				return EXIT_USAGE;
 			so.freq = (unsigned int)v;
 			break;
 		case 'P':
-			if (parse_uint("--pages", optarg, 1 << 16, &v))
+			if (cli_parse_count("--pages", optarg, false, 1 << 16, &v))
 				return EXIT_USAGE;
 			if (v & (v - 1)) {
-				p_err("--pages: expected a power of 2, found %lu", v);
+				p_err("--pages: expected a power of 2, found %llu", (unsigned long long)v);
 				return EXIT_USAGE;
 			}
 			so.pages = (unsigned int)v;
@@ -116,21 +98,21 @@ int do_sample(int argc, char **argv)
 	}
 	cli_stop_install();
 	fprintf(stderr, "probity sample: sampling into %s\n", so.path);
-	t0 = mono_now();
+	t0 = pb_mono_ns();
 	next_progress = t0 + 1000000000ull;
-	if (duration)
-		end = t0 + duration * 1000000000ull;
-	while (!cli_stop_signal && (!end || mono_now() < end)) {
+	if (duration_ns)
+		end = t0 + duration_ns;
+	while (!cli_stop_signal && (!end || pb_mono_ns() < end)) {
 		err = pb_sampler__poll(s, 100);
 		if (err) {
 			p_err("sampling: %s", strerror(-err));
 			stopped_by = "error";
 			break;
 		}
-		if (mono_now() >= next_progress) {
+		if (pb_mono_ns() >= next_progress) {
 			pb_sampler__stats(s, &st);
 			fprintf(stderr, "probity sample: %llus, %llu samples, %llu in BPF JIT, %llu lost\n",
-				(unsigned long long)((mono_now() - t0) / 1000000000ull),
+				(unsigned long long)((pb_mono_ns() - t0) / 1000000000ull),
 				(unsigned long long)st.samples, (unsigned long long)st.in_bpf_jit,
 				(unsigned long long)st.lost);
 			next_progress += 1000000000ull;

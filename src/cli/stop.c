@@ -4,7 +4,7 @@
  * still writing what it recorded. */
 #include <signal.h>
 #include <string.h>
-#include "cli.h"
+#include "cli/cli.h"
 
 volatile sig_atomic_t cli_stop_signal;
 

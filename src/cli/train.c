@@ -21,7 +21,7 @@
 #include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "common/digest.h"
 #include "trace/trace.h"
 #include "validate/confidence.h"
@@ -444,7 +444,7 @@ static int train_from_runs(const struct train_args *a, struct trainer *t)
 
 static void print_result(const struct train_args *a, const struct trainer *t)
 {
-	char sha[65];
+	char sha[PB_DIGEST_HEX_LEN];
 	size_t i;
 
 	pb_hex(t->b.manifest_sha256, 32, sha);

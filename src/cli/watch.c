@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cli.h"
+#include "cli/args.h"
+#include "cli/cli.h"
 #include "observe/observer_api.h"
 #include "receipts/receipts_int.h"
 
@@ -46,14 +47,13 @@ int do_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *store = getenv("PROBITY_STORE");
+	const char *store = cli_default_store();
 	struct pb_observer_opts oo = { .sz = sizeof(oo) };
 	struct pb_observer *o = NULL;
 	struct pb_store *s = NULL;
-	long duration = 0;
+	uint64_t duration_ns = 0;
 	uint64_t end = 0;
 	json_t *stats;
-	char *endp;
 	int opt, err, ret = EXIT_FAILURE_RT;
 
 	if (!store || !*store)
@@ -63,12 +63,8 @@ int do_watch(int argc, char **argv)
 		switch (opt) {
 		case 's': store = optarg; break;
 		case 'd':
-			errno = 0;
-			duration = strtol(optarg, &endp, 10);
-			if (errno || *endp || duration <= 0) {
-				p_err("--duration: expected seconds > 0, found '%s'", optarg);
+			if (cli_parse_duration("--duration", optarg, false, 1e7, &duration_ns))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h': watch_help(stdout); return EXIT_OK;
 		default: watch_help(stderr); return EXIT_USAGE;
@@ -91,8 +87,8 @@ int do_watch(int argc, char **argv)
 	}
 	cli_stop_install();
 	fprintf(stderr, "probity watch: observing (store %s)\n", store);
-	if (duration)
-		end = pb_mono_ns() + (uint64_t)duration * 1000000000ull;
+	if (duration_ns)
+		end = pb_mono_ns() + duration_ns;
 	while (!cli_stop_signal && (!end || pb_mono_ns() < end)) {
 		err = pb_observer__poll(o, 100);
 		if (err) {

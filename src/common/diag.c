@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "diag.h"
+#include "common/diag.h"
 
 struct diags {
 	struct diag *v;

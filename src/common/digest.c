@@ -4,7 +4,7 @@
  */
 #include <errno.h>
 #include <openssl/evp.h>
-#include "digest.h"
+#include "common/digest.h"
 
 int pb_sha256(const void *data, size_t len, uint8_t out[PB_SHA256_LEN])
 {

@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 #define PB_SHA256_LEN	32
-#define PB_SHA256_HEX	(2 * PB_SHA256_LEN + 1)	/* with the NUL */
+/* The one name for a hex digest buffer; spelled exactly as in the public
+ * include/probity/receipts.h, so both headers may be included. */
+#define PB_DIGEST_HEX_LEN 65	/* 64 hex digits + NUL */
 
 /* SHA-256 of len bytes at data (len may be 0); returns 0 or -ENOMEM/-EIO. */
 int pb_sha256(const void *data, size_t len, uint8_t out[PB_SHA256_LEN]);

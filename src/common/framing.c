@@ -8,8 +8,8 @@
 #include <endian.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include "framing.h"
-#include "io.h"
+#include "common/framing.h"
+#include "common/io.h"
 
 struct frame_writer {
 	int fd;

@@ -1,6 +1,6 @@
 /* log.c: the levelled print callback behind pr_err()/pr_warn()/... */
 #include <stdio.h>
-#include "log.h"
+#include "common/log.h"
 
 static enum pb_log_level max_level = PB_LOG_WARN;
 static pb_print_fn_t print_fn = pb_default_print;

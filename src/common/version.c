@@ -1,7 +1,7 @@
 /* version.c: versions reported by `probity version`. */
 #include <stdio.h>
 #include <bpf/libbpf.h>
-#include "version.h"
+#include "common/version.h"
 
 const char *pb_libbpf_version(void)
 {

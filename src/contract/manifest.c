@@ -15,7 +15,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "common/digest.h"
-#include "manifest_int.h"
+#include "common/io.h"
+#include "contract/manifest_int.h"
 
 /* ---- enum names ------------------------------------------------------------ */
 
@@ -349,42 +350,6 @@ out:
 	return err;
 }
 
-/* Read at most PB_MANIFEST_MAX_BYTES + 1 bytes: enough to tell a file is
- * too large without reading all of it. */
-static int read_file(int fd, char **bufp, size_t *lenp)
-{
-	size_t cap = 16384, len = 0, max = PB_MANIFEST_MAX_BYTES + 1;
-	char *buf = malloc(cap), *nb;
-	ssize_t n;
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (len == cap) {
-			cap = cap * 2 > max ? max : cap * 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			n = -errno;
-			free(buf);
-			return (int)n;
-		}
-		if (n == 0 || (len += (size_t)n) >= max)
-			break;
-	}
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
 int manifest__load(const char *path, struct manifest **out, struct diags *diags)
 {
 	struct stat st;
@@ -406,7 +371,8 @@ int manifest__load(const char *path, struct manifest **out, struct diags *diags)
 		err = -EISDIR;
 		goto fail;
 	}
-	err = read_file(fd, &buf, &len);
+	/* at most the limit + 1 bytes: enough to tell a file is too large */
+	err = pb_read_fd(fd, PB_MANIFEST_MAX_BYTES + 1, &buf, &len);
 	if (err)
 		goto fail;
 	close(fd);

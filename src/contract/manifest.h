@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "../common/diag.h"
+#include "common/diag.h"
 
 #define MANIFEST_VERSION	1
 #define PB_MAX_DEREF		3	/* dereference levels in a value */

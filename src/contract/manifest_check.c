@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "manifest_int.h"
+#include "contract/manifest_int.h"
 
 /* Names sorted for duplicate detection and look-up in O(n log n): a
  * manifest may hold 10000 events, and the fuzzer must not time out. */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "manifest_int.h"
+#include "contract/manifest_int.h"
 
 static void join_list(const char *const *names, size_t n, const char *sep, char *buf, size_t sz)
 {

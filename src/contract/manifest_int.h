@@ -10,8 +10,8 @@
 #ifndef PROBITY_MANIFEST_INT_H
 #define PROBITY_MANIFEST_INT_H
 
-#include "manifest.h"
-#include "yaml_tree.h"
+#include "contract/manifest.h"
+#include "contract/yaml_tree.h"
 
 #define MAX_FINDINGS	200	/* then one "too many errors" line */
 

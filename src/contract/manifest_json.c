@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 #include "common/digest.h"
-#include "manifest.h"
+#include "contract/manifest.h"
 
 static json_t *loc_json(struct pb_loc l)
 {
@@ -158,7 +158,7 @@ static json_t *event_json(const struct manifest *m, const struct pb_event *e)
 
 json_t *manifest__to_json(const struct manifest *m)
 {
-	char digest[PB_SHA256_HEX];
+	char digest[PB_DIGEST_HEX_LEN];
 	json_t *o, *targets, *resources, *events;
 	size_t i;
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "manifest_int.h"
+#include "contract/manifest_int.h"
 
 static const char *const root_keys[] = {
 	"manifest", "name", "description", "targets", "resources", "events",

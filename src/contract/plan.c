@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "plan.h"
-#include "../elf/elf_image.h"
-#include "../common/digest.h"
-#include "../common/log.h"
+#include "contract/plan.h"
+#include "elf/elf_image.h"
+#include "common/digest.h"
+#include "common/log.h"
 
 
 static const char *const lib_dirs[] = {

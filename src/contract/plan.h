@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
-#include "manifest.h"
-#include "../common/diag.h"
+#include "contract/manifest.h"
+#include "common/diag.h"
 
 struct plan_opts {
 	size_t sz;		/* sizeof(struct plan_opts) */

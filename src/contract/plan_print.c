@@ -1,7 +1,7 @@
 /* plan_print.c: the attach plan as a table (plain) or a JSON document. */
 #include <string.h>
-#include "plan.h"
-#include "../common/digest.h"
+#include "contract/plan.h"
+#include "common/digest.h"
 
 static const char *target_id(const struct plan *p, int ti)
 {
@@ -30,7 +30,7 @@ static const char *site_role(const struct plan_site *s)
 void plan__print(const struct plan *p, FILE *out)
 {
 	const struct manifest *m = p->manifest;
-	char digest[65], buf[256];
+	char digest[PB_DIGEST_HEX_LEN], buf[256];
 	size_t i, ew, rw, sw;
 
 	pb_hex(m->digest, 16, digest);
@@ -128,7 +128,7 @@ json_t *plan__to_json(const struct plan *p)
 {
 	const struct manifest *m = p->manifest;
 	json_t *doc, *targets, *descs, *sites, *links;
-	char digest[65];
+	char digest[PB_DIGEST_HEX_LEN];
 	size_t i;
 
 	pb_hex(m->digest, 32, digest);

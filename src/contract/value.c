@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "manifest.h"
+#include "contract/manifest.h"
 
 #define MAX_ARG_INDEX	PB_MAX_USDT_ARG	/* the manifest layer narrows it per site */
 

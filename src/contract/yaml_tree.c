@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-#include "yaml_tree.h"
+#include "contract/yaml_tree.h"
 
 struct builder {
 	struct ynode *root;

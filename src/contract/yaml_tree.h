@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "manifest.h"
+#include "contract/manifest.h"
 
 #define YT_MAX_DEPTH	32		/* a manifest nests 6 levels deep */
 #define YT_MAX_NODES	1000000

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "attach.h"
+#include "engine/attach.h"
 #include "common/log.h"
 
 struct attacher {

@@ -1296,6 +1296,6 @@ int pb_sweep_expect(void *ctx)
 	return 0;
 }
 
-#include "effects.bpf.h"
+#include "engine/effects.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

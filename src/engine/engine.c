@@ -10,8 +10,8 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "engine.h"
-#include "attach.h"
+#include "engine/engine.h"
+#include "engine/attach.h"
 #include "common/log.h"
 #include "engine.skel.h"
 

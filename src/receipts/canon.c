@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/digest.h"
-#include "receipts_int.h"
+#include "receipts/receipts_int.h"
 
 static int check_no_reals(const json_t *j, int depth)
 {

@@ -14,7 +14,7 @@
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
-#include "receipts_int.h"
+#include "receipts/receipts_int.h"
 
 void capture__free(struct pb_capture *c)
 {

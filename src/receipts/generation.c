@@ -11,7 +11,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "common/version.h"
-#include "receipts_int.h"
+#include "receipts/receipts_int.h"
 
 #define VERIFIER_LOG_SIZE (256 * 1024)
 #define BPF_LOG_LEVEL_STATS 4

@@ -23,7 +23,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "common/framing.h"
-#include "receipts_int.h"
+#include "receipts/receipts_int.h"
 
 static const char ZERO_HASH[] = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -41,22 +41,6 @@ const char *lifelog__kind_name(uint32_t kind)
 	if (kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind])
 		return kind_names[kind];
 	return NULL;
-}
-
-uint64_t pb_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-uint64_t pb_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static void problem(const struct lifelog_problem_cb *cb, const char *where, const char *fmt, ...)

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <capstone/capstone.h>
 #include <linux/bpf.h>
-#include "receipts_int.h"
+#include "receipts/receipts_int.h"
 
 const char *normalize__jit_scheme(void)
 {

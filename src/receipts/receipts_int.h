@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "probity/receipts.h"
+#include "common/clock.h"
 
 #define PB_RECEIPT_PREDICATE_TYPE "https://probity.dev/receipt/v1"
 #define PB_INTOTO_STATEMENT_TYPE "https://in-toto.io/Statement/v1"
@@ -144,8 +145,6 @@ int normalize__native_digest(const void *img, size_t len, const json_t *func_len
 /* The generation body of a receipt predicate, whose digest is the id. */
 int receipt__generation_id(const json_t *predicate, char hex[PB_DIGEST_HEX_LEN]);
 bool receipt__is_receipt(const json_t *j);
-uint64_t pb_mono_ns(void);
-uint64_t pb_realtime_ns(void);
 /* Observer path: a receipt with provenance "unknown" for prog fd. */
 int receipt__capture_unknown(struct pb_store *s, int prog_fd, const char *writer,
 			     char gen_id[PB_DIGEST_HEX_LEN], char receipt[PB_DIGEST_HEX_LEN],

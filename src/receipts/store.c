@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "receipts_int.h"
-#include "../common/io.h"
+#include "receipts/receipts_int.h"
+#include "common/io.h"
 
 static int mkdir_p(const char *path)
 {

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "receipts_int.h"
+#include "receipts/receipts_int.h"
 
 struct vctx {
 	struct pb_store *s;

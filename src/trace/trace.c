@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "trace.h"
+#include "trace/trace.h"
 #include "common/framing.h"
 #include "contract/plan.h"
 

@@ -770,7 +770,7 @@ static const char *type_of_name(const char *name, int *type)
 json_t *envelope__to_json(const struct pb_envelope *env)
 {
 	json_t *o, *targets, *metrics;
-	char sha[65];
+	char sha[PB_DIGEST_HEX_LEN];
 	size_t i;
 
 	if (!env || !env->finished)
@@ -1186,7 +1186,7 @@ int envelope__check_binding(const struct pb_envelope *env, const struct manifest
 	struct layout lay;
 	struct metric *cand = NULL;
 	size_t n_cand = 0, i, j, t;
-	char want[65], have[65];
+	char want[PB_DIGEST_HEX_LEN], have[PB_DIGEST_HEX_LEN];
 	int rc;
 
 	if (!env || !m || !b)

@@ -728,7 +728,7 @@ TEST(test_findings_are_sorted_and_positioned)
 TEST(test_digest)
 {
 	uint8_t out[PB_SHA256_LEN], again[PB_SHA256_LEN];
-	char hex[PB_SHA256_HEX];
+	char hex[PB_DIGEST_HEX_LEN];
 	struct manifest *m = NULL;
 	struct diags *d = NULL;
 	char *copy;
