@@ -155,7 +155,7 @@ static char self_path[PATH_MAX];
 
 static struct engine *engine_up(const struct plan *p, bool events)
 {
-	struct engine_opts eo = { .sz = sizeof(eo), .pid = getpid(), .events = events };
+	struct engine_opts eo = { .pid = getpid(), .events = events };
 	struct engine *e = engine__new(p, &eo);
 
 	if (!e)
@@ -169,7 +169,7 @@ static int cmd_cost(const char *manifest_path, long n, int rounds)
 	struct manifest *m = NULL;
 	struct plan *p = NULL;
 	const char *bins[1] = { self_path };
-	struct plan_opts po = { .sz = sizeof(po), .binaries = bins, .n_binaries = 1 };
+	struct plan_opts po = { .binaries = bins, .n_binaries = 1 };
 	size_t ent_off[16], ret_off[16], n_ent = 0, n_ret = 0;
 	static double ns[M__N][NCOMBO][64];
 	double load_s[M__N][64] = { { 0 } };
@@ -260,7 +260,7 @@ static int cmd_cost(const char *manifest_path, long n, int rounds)
 	uint64_t burst_recs = 0, burst_drops = 0;
 	long burst_pairs = 0;
 	for (int b = 0; b < BURSTS; b++) {
-		struct engine_opts eo = { .sz = sizeof(eo), .pid = getpid(), .events = true,
+		struct engine_opts eo = { .pid = getpid(), .events = true,
 					  .ringbuf_bytes = BURST_RING };
 		struct engine *e = engine__new(p, &eo);
 		struct engine_snapshot snap;

@@ -55,22 +55,12 @@ struct analysis *analysis__new(const struct manifest *m, const struct analysis_o
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts && opts->sz > sizeof(*opts)) {
-		const char *p = (const char *)opts + sizeof(*opts);
-
-		for (i = 0; i < opts->sz - sizeof(*opts); i++)
-			if (p[i]) {
-				errno = EINVAL;
-				return NULL;
-			}
-	}
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	a->m = m;
 	if (opts)
-		memcpy(&a->o, opts, opts->sz < sizeof(a->o) ? opts->sz : sizeof(a->o));
-	a->o.sz = sizeof(a->o);
+		a->o = *opts;
 	if (!a->o.long_hold_ns)
 		a->o.long_hold_ns = DEF_LONG_HOLD_NS;
 	if (!a->o.leak_age_ns)

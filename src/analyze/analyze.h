@@ -21,7 +21,6 @@
 struct analysis;
 
 struct analysis_opts {
-	size_t sz;			/* sizeof(struct analysis_opts) */
 	uint64_t long_hold_ns;		/* a hold at least this long is "long" (default 50 ms) */
 	uint64_t leak_age_ns;		/* --events: a lifetime open this long at the end is stuck (default 100 ms) */
 	uint64_t wakeup_window_ns;	/* a RELEASE this close before a wakeup explains it (default 2 ms) */

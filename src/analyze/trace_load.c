@@ -52,7 +52,7 @@ static int load_items(struct loaded_trace *lt)
  * a running process gets record's grace (instances may predate it). */
 static int start_confidence(struct loaded_trace *lt)
 {
-	struct confidence_opts co = { .sz = sizeof(co) };
+	struct confidence_opts co = { 0 };
 	enum pb_confidence *init;
 	size_t i;
 

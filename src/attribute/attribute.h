@@ -140,12 +140,10 @@ bool samples__is_sample_file(const char *path);
 
 struct pb_sampler;
 struct pb_sampler_opts {
-	size_t sz;
 	const char *path;	/* output file */
 	unsigned int freq;	/* samples per second per CPU (default 997) */
 	unsigned int pages;	/* ring data pages per CPU (default 64) */
 };
-#define pb_sampler_opts__last_field pages
 
 struct pb_sampler_stats {
 	uint64_t samples, in_bpf_jit, kernel, user, ksymbols, bpf_events, lost, lost_records;

@@ -292,7 +292,7 @@ static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
 
 int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out)
 {
-	struct perf_ring_opts ro = { .sz = sizeof(ro) };
+	struct perf_ring_opts ro = { 0 };
 	struct perf_event_attr attr;
 	unsigned int freq = 997, pages = 64;
 	struct pb_sampler *s;
@@ -304,7 +304,7 @@ int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out)
 		return -EINVAL;
 	if (opts->freq)
 		freq = opts->freq;
-	if (opts->sz > offsetof(struct pb_sampler_opts, pages) && opts->pages)
+	if (opts->pages)
 		pages = opts->pages;
 	s = calloc(1, sizeof(*s));
 	if (!s)

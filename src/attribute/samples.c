@@ -38,7 +38,7 @@ static int put_json(struct samples_writer *w, uint32_t type, const json_t *j)
 
 int samples_writer__create(const char *path, const json_t *header, struct samples_writer **out)
 {
-	struct frame_writer_opts o = { .sz = sizeof(o), .mode = 0600 };
+	struct frame_writer_opts o = { .mode = 0600 };
 	struct samples_writer *w;
 	int err;
 

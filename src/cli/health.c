@@ -258,7 +258,7 @@ static void health_print(const struct loaded_trace *lt, const char *path,
  * is asked first: when nobody holds it, what is read is final. */
 static int health_once(const char *path, struct live_state *ls, bool *again)
 {
-	struct analysis_opts ao = { .sz = sizeof(ao) };
+	struct analysis_opts ao = { 0 };
 	struct loaded_trace lt;
 	int err, ret = EXIT_OK, pid = 0;
 	size_t i;

@@ -50,7 +50,7 @@ int do_plan(int argc, char **argv)
 		{ 0 },
 	};
 	const char *binaries[MAX_BINARIES];
-	struct plan_opts popts = { .sz = sizeof(popts), .binaries = binaries };
+	struct plan_opts popts = { .binaries = binaries };
 	struct manifest *m = NULL;
 	struct diags *diags = NULL;
 	struct plan *p = NULL;

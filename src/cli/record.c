@@ -203,7 +203,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
  * returns an exit code (EXIT_OK to go on). */
 static int build_plan(struct recorder *r)
 {
-	struct plan_opts po = { .sz = sizeof(po), .binaries = r->a.binaries,
+	struct plan_opts po = { .binaries = r->a.binaries,
 				.n_binaries = r->a.n_binaries, .pid = r->a.pid };
 	int err;
 
@@ -367,7 +367,7 @@ static int write_record(const void *rec, size_t len, void *ctx)
 
 static int start_confidence(struct recorder *r)
 {
-	struct confidence_opts co = { .sz = sizeof(co) };
+	struct confidence_opts co = { 0 };
 	enum pb_confidence *init = calloc(r->p->n_descriptors + 1, sizeof(*init));
 	size_t i;
 
@@ -711,7 +711,7 @@ static void recorder_cleanup(struct recorder *r)
 
 int do_record(int argc, char **argv)
 {
-	struct engine_opts eo = { .sz = sizeof(eo) };
+	struct engine_opts eo = { 0 };
 	struct recorder r = { .go_fd = -1, .live_fd = -1 };
 	enum trace_stop_reason why;
 	int err, ret;

@@ -198,7 +198,7 @@ int do_rejit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct rejit_opts ro = { .sz = sizeof(ro), .stop = &cli_stop_signal, .progress = on_progress };
+	struct rejit_opts ro = { .stop = &cli_stop_signal, .progress = on_progress };
 	uint32_t cfg_field[MAX_CFG], cfg_value[MAX_CFG];
 	struct rj_script script = { 0 };
 	const char *store = cli_default_store();

@@ -213,7 +213,7 @@ int do_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct analysis_opts aopts = { .sz = sizeof(aopts) };
+	struct analysis_opts aopts = { 0 };
 	struct loaded_trace lt;
 	uint64_t top = 0, v;
 	int opt, err, ret;

@@ -51,7 +51,7 @@ int do_sample(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct pb_sampler_opts so = { .sz = sizeof(so) };
+	struct pb_sampler_opts so = { 0 };
 	struct pb_sampler_stats st;
 	struct pb_sampler *s = NULL;
 	uint64_t v, duration_ns = 0;

@@ -219,7 +219,7 @@ static int train_trace(struct trainer *t, const char *path)
 {
 	struct trace_reader *r = trace_reader__open(path);
 	struct confidence *conf = NULL;
-	struct confidence_opts co = { .sz = sizeof(co) };
+	struct confidence_opts co = { 0 };
 	enum pb_confidence *init = NULL;
 	const struct trace_plan_desc *pd;
 	const struct confidence_change *ch;

@@ -48,7 +48,7 @@ int do_watch(int argc, char **argv)
 		{ 0 },
 	};
 	const char *store = cli_default_store();
-	struct pb_observer_opts oo = { .sz = sizeof(oo) };
+	struct pb_observer_opts oo = { 0 };
 	struct pb_observer *o = NULL;
 	struct pb_store *s = NULL;
 	uint64_t duration_ns = 0;

@@ -39,12 +39,10 @@ struct frame_writer;
 struct frame_reader;
 
 struct frame_writer_opts {
-	size_t sz;
 	mode_t mode;		/* file mode for a new file (default 0600) */
 	bool fsync_each;	/* fsync after every chunk (lifecycle log) */
 	bool exclusive;		/* fail with -EEXIST if the file exists */
 };
-#define frame_writer_opts__last_field exclusive
 
 /* Create (truncate) path and write the file header. NULL + errno. */
 struct frame_writer *frame_writer__create(const char *path, const char magic[FRAME_MAGIC_LEN],

@@ -691,7 +691,7 @@ static void site_warnings(struct plan_ctx *c)
 int plan__build(const struct manifest *m, const struct plan_opts *opts,
 		struct plan **out, struct diags *diags)
 {
-	struct plan_opts dflt = { .sz = sizeof(dflt) };
+	struct plan_opts dflt = { 0 };
 	struct plan_ctx c = {};
 	struct plan *p;
 	size_t i;

@@ -22,7 +22,6 @@
 #include "common/diag.h"
 
 struct plan_opts {
-	size_t sz;		/* sizeof(struct plan_opts) */
 	/* "PATH" (single target, or the target whose binary basename
 	 * matches) or "ID=PATH", up to PLAN_MAX_BINARY_OVERRIDES */
 	const char **binaries;
@@ -30,7 +29,6 @@ struct plan_opts {
 	pid_t pid;		/* resolve targets in this process's mappings */
 	bool rebind;		/* on build-id mismatch, re-resolve by symbol name */
 };
-#define plan_opts__last_field rebind
 
 enum plan_link_type {
 	PLAN_LINK_UPROBE_MULTI = 0,	/* entry probes */

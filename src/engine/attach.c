@@ -86,7 +86,7 @@ struct attacher *attacher__new(const struct plan *p, const struct attacher_opts 
 	size_t i;
 	int err = 0;
 
-	if (!opts || opts->sz < sizeof(*opts) || !opts->entry_prog || !opts->return_prog) {
+	if (!opts || !opts->entry_prog || !opts->return_prog) {
 		errno = EINVAL;
 		return NULL;
 	}

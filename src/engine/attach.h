@@ -16,14 +16,12 @@ struct bpf_program;
 struct attacher;
 
 struct attacher_opts {
-	size_t sz;
 	struct bpf_program *entry_prog;		/* SEC("uprobe.multi") */
 	struct bpf_program *return_prog;	/* SEC("uretprobe.multi") */
 	struct bpf_program *usdt_prog;		/* SEC("usdt"); may be NULL when
 						 * the plan has no USDT links */
 	pid_t pid;				/* -1 or 0: every process */
 };
-#define attacher_opts__last_field pid
 
 /* Attach every link of the plan. Returns NULL with errno set when any
  * link fails (links made so far are detached); the reason is logged

@@ -287,11 +287,11 @@ static int on_record(void *ctx, void *data, size_t len)
 
 struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 {
-	struct attacher_opts ao = { .sz = sizeof(ao) };
+	struct attacher_opts ao = { 0 };
 	struct engine *e;
 	int err;
 
-	if (!p || !opts || opts->sz < sizeof(*opts) || p->n_descriptors > PB_MAX_DESCRIPTORS ||
+	if (!p || !opts || p->n_descriptors > PB_MAX_DESCRIPTORS ||
 	    p->manifest->n_resources > PB_MAX_RESOURCES) {
 		errno = EINVAL;
 		return NULL;

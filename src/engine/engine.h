@@ -22,14 +22,12 @@
 struct engine;
 
 struct engine_opts {
-	size_t sz;		/* sizeof(struct engine_opts) */
 	pid_t pid;		/* tracked process (tgid); 0 = any process the
 				 * links fire in (OS effects are then off) */
 	bool events;		/* stream records to the ring buffer */
 	size_t ringbuf_bytes;	/* ring buffer size; 0 = 8 MiB; rounded up to
 				 * a power of two >= the page size */
 };
-#define engine_opts__last_field ringbuf_bytes
 
 /* Cumulative since load, summed over CPUs. Arrays belong to the engine
  * and stay valid until the next engine__snapshot() or engine__free(). */

@@ -394,7 +394,7 @@ static int on_perf_ring(void *ctx, int cpu, const struct perf_event_header *h)
 
 static int open_perf(struct pb_observer *o, unsigned int pages)
 {
-	struct perf_ring_opts ro = { .sz = sizeof(ro), .pages = pages, .group_epoll_fd = o->epfd };
+	struct perf_ring_opts ro = { .pages = pages, .group_epoll_fd = o->epfd };
 	struct perf_event_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
@@ -437,7 +437,7 @@ int pb_observer__new(const struct pb_observer_opts *opts, struct pb_observer **o
 	*out = NULL;
 	if (!opts || !opts->store)
 		return -EINVAL;
-	if (opts->sz > offsetof(struct pb_observer_opts, perf_pages) && opts->perf_pages)
+	if (opts->perf_pages)
 		pages = opts->perf_pages;
 	if (pages & (pages - 1))
 		return -EINVAL;

@@ -15,11 +15,9 @@ struct pb_store;
 struct pb_observer;
 
 struct pb_observer_opts {
-	size_t sz;
 	struct pb_store *store;		/* required; not owned */
 	unsigned int perf_pages;	/* per-CPU data pages, power of 2 (default 16) */
 };
-#define pb_observer_opts__last_field perf_pages
 
 /* Load and attach the BPF side, open the perf readers. */
 int pb_observer__new(const struct pb_observer_opts *opts, struct pb_observer **out);

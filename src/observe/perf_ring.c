@@ -39,9 +39,9 @@ int perf_ring__new(const struct perf_event_attr *attr, const struct perf_ring_op
 	struct perf_ring *r;
 
 	*out = NULL;
-	if (opts && opts->sz > offsetof(struct perf_ring_opts, pages) && opts->pages)
+	if (opts && opts->pages)
 		pages = opts->pages;
-	if (opts && opts->sz > offsetof(struct perf_ring_opts, group_epoll_fd) && opts->group_epoll_fd > 0)
+	if (opts && opts->group_epoll_fd > 0)
 		group = opts->group_epoll_fd;
 	if (pages & (pages - 1))
 		return -EINVAL;

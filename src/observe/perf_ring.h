@@ -24,11 +24,9 @@ struct perf_ring;
 typedef int (*perf_ring_fn)(void *ctx, int cpu, const struct perf_event_header *h);
 
 struct perf_ring_opts {
-	size_t sz;
 	unsigned int pages;	/* data pages per CPU, power of 2 (default 16) */
 	int group_epoll_fd;	/* > 0: also add each CPU fd to this epoll set */
 };
-#define perf_ring_opts__last_field group_epoll_fd
 
 /* perf_event_open(attr) on every online CPU (all tasks), mmap each ring.
  * An offline CPU (ENODEV/EINVAL) is skipped. 0 or -errno. */

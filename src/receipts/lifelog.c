@@ -214,7 +214,7 @@ static bool cache_valid(struct pb_store *s, const char *path)
 
 int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_out[PB_DIGEST_HEX_LEN])
 {
-	struct frame_writer_opts wopts = { .sz = sizeof(wopts), .fsync_each = true, .mode = 0600 };
+	struct frame_writer_opts wopts = { .fsync_each = true, .mode = 0600 };
 	char path[4096], hash[PB_DIGEST_HEX_LEN];
 	struct stat st;
 	char *txt = NULL;

@@ -497,14 +497,14 @@ int rejit__new(const struct rejit_opts *o, struct rejit **out, char *err, size_t
 	int e, fd;
 
 	*out = NULL;
-	if (!o || o->sz < sizeof(size_t) || !o->store_dir) {
+	if (!o || !o->store_dir) {
 		snprintf(err, errsz, "invalid options");
 		return -EINVAL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	memcpy(&r->o, o, o->sz < sizeof(r->o) ? o->sz : sizeof(r->o));
+	r->o = *o;
 	r->orig_ns_fd = -1;
 	r->link_fd = -1;
 	r->stats_fd = -1;

@@ -16,7 +16,6 @@
 struct rejit;
 
 struct rejit_opts {
-	size_t sz;
 	const char *store_dir;
 	uint32_t duration_ms;		/* 0: until *stop */
 	const char *netns;		/* existing netns; NULL: create one */
@@ -38,7 +37,6 @@ struct rejit_opts {
 	void (*progress)(void *ctx, const char *line);
 	void *progress_ctx;
 };
-#define rejit_opts__last_field progress_ctx
 
 /* Open the store, set up the namespace, load and attach generation 0.
  * On failure err gets a message naming what failed. */

@@ -45,7 +45,7 @@ struct trace_writer {
 
 struct trace_writer *trace_writer__create(const char *path, const struct trace_header *hdr)
 {
-	struct frame_writer_opts fo = { .sz = sizeof(fo), .mode = 0600 };
+	struct frame_writer_opts fo = { .mode = 0600 };
 	struct trace_writer *w;
 
 	w = calloc(1, sizeof(*w));

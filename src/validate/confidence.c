@@ -62,14 +62,9 @@ struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *init
 	struct confidence *c;
 	size_t i;
 
-	if (opts && opts->sz < offsetof(struct confidence_opts, sz) + sizeof(opts->sz)) {
-		errno = EINVAL;
-		return NULL;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->o.sz = sizeof(c->o);
 	c->o.min_events = 50;
 	c->o.suspect_rate = 0.05;
 	c->o.stale_rate = 0.20;
@@ -91,8 +86,7 @@ struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *init
 		if (opts->recover_windows)
 			c->o.recover_windows = opts->recover_windows;
 		c->o.grace_ns = opts->grace_ns;
-		if (opts->sz >= offsetof(struct confidence_opts, min_checks) +
-				   sizeof(opts->min_checks) && opts->min_checks)
+		if (opts->min_checks)
 			c->o.min_checks = opts->min_checks;
 	}
 	c->n_desc = n_desc;

@@ -28,7 +28,6 @@
 struct confidence;
 
 struct confidence_opts {
-	size_t sz;			/* sizeof(struct confidence_opts) */
 	uint64_t min_events;		/* a window closes with at least this many events (default 50) */
 	double suspect_rate;		/* violations / events in a window (default 0.05) */
 	double stale_rate;		/* (default 0.20) */
@@ -42,7 +41,6 @@ struct confidence_opts {
 					 * (failed / checked) counts once it holds at least this
 					 * many checks; fewer carry over (default 20) */
 };
-#define confidence_opts__last_field min_checks
 
 /* record and report use this grace for an attach to a running process */
 #define CONFIDENCE_ATTACH_GRACE_NS	1000000000ull

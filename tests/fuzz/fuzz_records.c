@@ -50,7 +50,7 @@ static void setup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct analysis_opts o = { .sz = sizeof(o), .max_items = 4096 };
+	struct analysis_opts o = { .max_items = 4096 };
 	struct analysis *a;
 	size_t off = 1;
 	json_t *j;

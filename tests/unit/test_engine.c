@@ -70,7 +70,7 @@ static void run__free(struct run *r)
 static int run_engine(struct run *r, const char *manifest_path, const char *bin,
 		      const char *const *args, bool events)
 {
-	struct engine_opts eo = { .sz = sizeof(eo), .events = events };
+	struct engine_opts eo = { .events = events };
 	struct diags *d = diags__new();
 	int go[2], out[2], err;
 	char buf[65536];
@@ -86,7 +86,7 @@ static int run_engine(struct run *r, const char *manifest_path, const char *bin,
 	}
 	{
 		const char *bins[] = { bin };
-		struct plan_opts po = { .sz = sizeof(po), .binaries = bins, .n_binaries = 1 };
+		struct plan_opts po = { .binaries = bins, .n_binaries = 1 };
 
 		err = plan__build(r->m, &po, &r->p, d);
 	}

@@ -177,7 +177,7 @@ TEST(wrong_build_id_is_refused)
 	ASSERT_NOT_NULL(m);
 	{
 		const char *bins[] = { demo_bin };
-		struct plan_opts o = { .sz = sizeof(o), .binaries = bins, .n_binaries = 1 };
+		struct plan_opts o = { .binaries = bins, .n_binaries = 1 };
 
 		ASSERT_ERR(plan__build(m, &o, &p, d), -EPERM);
 	}
@@ -194,7 +194,7 @@ TEST(wrong_build_id_is_refused)
 	/* --rebind: re-resolved by name, every descriptor degraded */
 	{
 		const char *bins[] = { demo_bin };
-		struct plan_opts o = { .sz = sizeof(o), .binaries = bins, .n_binaries = 1,
+		struct plan_opts o = { .binaries = bins, .n_binaries = 1,
 				       .rebind = true };
 
 		ASSERT_OK(plan__build(m, &o, &p, d));
@@ -247,7 +247,7 @@ TEST(mid_instruction_offset_is_refused)
 	ASSERT_NOT_NULL(m2);
 	{
 		const char *bins[] = { demo_bin };
-		struct plan_opts o = { .sz = sizeof(o), .binaries = bins, .n_binaries = 1 };
+		struct plan_opts o = { .binaries = bins, .n_binaries = 1 };
 
 		ASSERT_ERR(plan__build(m2, &o, &p, d), -EPERM);
 	}
@@ -280,7 +280,7 @@ TEST(missing_symbol_is_refused)
 	ASSERT_NOT_NULL(m2);
 	{
 		const char *bins[] = { demo_bin };
-		struct plan_opts o = { .sz = sizeof(o), .binaries = bins, .n_binaries = 1 };
+		struct plan_opts o = { .binaries = bins, .n_binaries = 1 };
 
 		ASSERT_ERR(plan__build(m2, &o, &p, d), -EPERM);
 	}
@@ -316,7 +316,7 @@ TEST(plan_by_pid_finds_the_process)
 	struct diags *d = diags__new();
 	struct manifest *m = load_demo(d);
 	struct plan *p = NULL;
-	struct plan_opts o = { .sz = sizeof(o) };
+	struct plan_opts o = { 0 };
 	int status, err;
 	pid_t pid;
 
@@ -358,8 +358,7 @@ TEST(plan_attaches_and_cookies_reach_bpf)
 	skel = site_count_bpf__open_and_load();
 	ASSERT_NOT_NULL(skel);
 	{
-		struct attacher_opts o = { .sz = sizeof(o),
-			.entry_prog = skel->progs.count_entry,
+		struct attacher_opts o = { .entry_prog = skel->progs.count_entry,
 			.return_prog = skel->progs.count_return,
 			.usdt_prog = skel->progs.count_usdt, .pid = -1 };
 
@@ -449,7 +448,7 @@ TEST(postgres_example_attaches_to_lwlock_standin)
 	ASSERT_NOT_NULL(m);
 	{
 		const char *bins[] = { fixture };
-		struct plan_opts o = { .sz = sizeof(o), .binaries = bins, .n_binaries = 1 };
+		struct plan_opts o = { .binaries = bins, .n_binaries = 1 };
 
 		ASSERT_OK(plan__build(m, &o, &p, d));
 	}
@@ -466,8 +465,7 @@ TEST(postgres_example_attaches_to_lwlock_standin)
 	skel = site_count_bpf__open_and_load();
 	ASSERT_NOT_NULL(skel);
 	{
-		struct attacher_opts o = { .sz = sizeof(o),
-			.entry_prog = skel->progs.count_entry,
+		struct attacher_opts o = { .entry_prog = skel->progs.count_entry,
 			.return_prog = skel->progs.count_return,
 			.usdt_prog = skel->progs.count_usdt, .pid = -1 };
 
