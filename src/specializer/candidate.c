@@ -1,242 +1,75 @@
-/* candidate.c: one specialization of `probity rejit`: rewrite
- * generation 0's relocated instructions by the plan (src/rejit/passes.c),
+/* candidate.c: one specialization of `probity rejit` (candidate.h):
+ * rewrite generation 0's relocated instructions by the plan (rewrite.c),
  * load with bpf_prog_load (BPF_LOG_STATS), compare verdicts and output
  * frames with generation 0 through BPF_PROG_TEST_RUN, write the receipt
  * (transforms, assumptions, evidence) and swap it in.
  */
 #include <errno.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "common/clock.h"
 #include "common/version.h"
-#include "receipts/receipts_int.h"
-#include "rejit/rejit.h"
-#include "rejit/runtime_int.h"
-#include "lb_xdp.skel.h"
+#include "specializer/candidate.h"
+#include "specializer/generation.h"
+#include "specializer/profile.h"
+#include "specializer/rewrite.h"
+#include "specializer/traffic.h"
 
 #define VLOG_SIZE (256 * 1024)
 
-
-char *rt_dump_json(json_t *j)
-{
-	char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-
-	json_decref(j);
-	return s;
-}
-
-
-static json_t *report_json(const struct rj_report *rep)
-{
-	json_t *e = json_array();
-	uint32_t i;
-
-	for (i = 0; i < rep->n_edits; i++)
-		json_array_append_new(e, json_pack("{s:I, s:I, s:I, s:I}", "insn",
-						   (json_int_t)rep->edits[i].insn, "a",
-						   (json_int_t)rep->edits[i].a, "b",
-						   (json_int_t)rep->edits[i].b, "c",
-						   (json_int_t)rep->edits[i].c));
-	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "insns_before", (json_int_t)rep->insns_before,
-			 "insns_after", (json_int_t)rep->insns_after, "removed",
-			 (json_int_t)rep->removed, "folded", (json_int_t)rep->folded, "edits", e);
-}
-
-/* A pending receipt step (added to the generation after the load). */
-struct step {
-	bool transform;
-	char id[64];
-	char desc[256];
-	char *evidence;
+/* What one candidate is made of until it becomes a generation. */
+struct candidate {
+	struct lb_cfg cfg;
+	struct rw_insns p;
+	struct sp_receipt_steps st;
+	char *vlog;		/* the verifier log (BPF_LOG_STATS) */
+	uint64_t load_ns;
+	int fd;
+	json_t *equiv;		/* the verdict check */
 };
 
-struct steps {
-	struct step s[24];
-	int n;
-};
-
-static void steps_add(struct steps *st, bool transform, const char *id, char *evidence,
-		      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void steps_add(struct steps *st, bool transform, const char *id, char *evidence,
-		      const char *fmt, ...)
+/* Load the rewritten instructions; on a verifier refusal, reload at log
+ * level 1 for the log tail. 0 or -errno. */
+static int load(struct specializer *s, struct candidate *c)
 {
-	struct step *s;
-	va_list ap;
+	char name[16];
+	uint64_t t0;
+	int e;
+	LIBBPF_OPTS(bpf_prog_load_opts, lo);
 
-	if (st->n == 24) {
-		free(evidence);
-		return;
-	}
-	s = &st->s[st->n++];
-	s->transform = transform;
-	snprintf(s->id, sizeof(s->id), "%s", id);
-	va_start(ap, fmt);
-	vsnprintf(s->desc, sizeof(s->desc), fmt, ap);
-	va_end(ap);
-	s->evidence = evidence;
-}
-
-static void steps_free(struct steps *st)
-{
-	while (st->n)
-		free(st->s[--st->n].evidence);
-}
-
-static int rewrite(struct rejit *r, const struct plan *pl, const struct lb_cfg *cfg,
-		   struct rj_insns *p, struct steps *st, char *err, size_t errsz)
-{
-	struct rj_report rep;
-	json_t *fields, *ev;
-	int e, s;
-	uint32_t i;
-
-	if ((e = rj_insns__init(p, r->generic_insns, r->generic_n)))
-		return e;
-	/* 1. configuration values become immediates */
-	if ((e = rj_pass_const_inline(p, bpf_map__fd(r->skel->maps.data_cfg), cfg, sizeof(*cfg), &rep))) {
-		snprintf(err, errsz, "const-inline: %s", strerror(-e));
-		return e;
-	}
-	fields = json_array();
-	for (i = 0; i < rep.n_edits; i++) {
-		const struct rj_cfg_field *f = rj_cfg_field_at((uint32_t)rep.edits[i].a);
-
-		json_array_append_new(fields, json_pack("{s:I, s:s, s:I, s:I}", "insn",
-							(json_int_t)rep.edits[i].insn, "field",
-							f ? f->name : "?", "size", (json_int_t)rep.edits[i].b,
-							"value", (json_int_t)rep.edits[i].c));
-	}
-	ev = json_pack("{s:s, s:s, s:i, s:o, s:o, s:o}", "schema", "probity.rejit.transform/v1",
-		       "transform", "const-inline/cfg", "config_epoch", (int)r->cfg_epoch, "loads", fields,
-		       "config", rt_cfg_json(cfg), "pass", report_json(&rep));
-	steps_add(st, true, "const-inline/cfg", rt_dump_json(ev),
-		  "%u loads of the configuration map (.data.cfg) replaced by their values", rep.n_edits);
-	/* 2. disabled features and constant branches go */
-	if ((e = rj_pass_fold_dce(p, &rep))) {
-		snprintf(err, errsz, "dead-path: %s", strerror(-e));
-		return e;
-	}
-	{
-		char dis[128] = "";
-
-		for (i = 0; i < rj_n_cfg_fields; i++)
-			if (!strncmp(rj_cfg_fields[i].name, "feature_", 8) && !rt_cfg_get(cfg, i))
-				snprintf(dis + strlen(dis), sizeof(dis) - strlen(dis), "%s%s=0",
-					 *dis ? " " : "", rj_cfg_fields[i].name);
-		ev = json_pack("{s:s, s:s, s:s, s:o}", "schema", "probity.rejit.transform/v1",
-			       "transform", "dead-path/cfg", "disabled_features", dis, "pass",
-			       report_json(&rep));
-		steps_add(st, true, "dead-path/cfg", rt_dump_json(ev),
-			  "%u constant branches folded, %u dead instructions removed (disabled: %s)",
-			  rep.folded, rep.removed, *dis ? dis : "none");
-	}
-	/* 3. biased branches behind guards */
-	if (pl->spec_mask) {
-		struct rj_guard g = {
-			.prof_fd = bpf_map__fd(r->skel->maps.bss),
-			.fallback_failed_off = offsetof(struct lb_prof, fallback_failed),
-			.prog_array_fd = bpf_map__fd(r->skel->maps.lb_fallback),
-			.fallback_verdict = XDP_PASS,
-		};
-
-		if ((e = rj_free_stack_slot(p, &g.ctx_slot)) || (e = rj_pass_spill_ctx(p, g.ctx_slot, &rep))) {
-			snprintf(err, errsz, "guard/ctx-spill: %s", strerror(-e));
-			return e;
-		}
-		ev = json_pack("{s:s, s:s, s:i, s:o}", "schema", "probity.rejit.transform/v1",
-			       "transform", "guard/ctx-spill", "slot", g.ctx_slot, "pass", report_json(&rep));
-		steps_add(st, true, "guard/ctx-spill", rt_dump_json(ev),
-			  "ctx saved at r10%+d on entry, for the guards' tail call into generation 0",
-			  g.ctx_slot);
-		for (s = 0; s < LB_NSITES; s++) {
-			struct rj_site site;
-			bool hot = pl->hot_mask & (1u << s);
-			uint64_t tot = pl->taken[s] + pl->not_taken[s];
-			char id[64];
-
-			if (!(pl->spec_mask & (1u << s)))
-				continue;
-			g.guard_fail_off = offsetof(struct lb_prof, guard_fail) + 8 * (size_t)s;
-			e = rj_find_site(p, g.prof_fd, offsetof(struct lb_prof, site) + 16 * (size_t)s,
-					 offsetof(struct lb_prof, site) + 16 * (size_t)s + 8, &site);
-			if (!e)
-				e = rj_pass_branch_spec(p, &site, hot, &g, &rep);
-			if (e) {
-				snprintf(err, errsz, "branch-spec/%s: %s", rt_site_names[s], strerror(-e));
-				return e;
-			}
-			snprintf(id, sizeof(id), "branch-spec/%s", rt_site_names[s]);
-			ev = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:o}", "schema",
-				       "probity.rejit.transform/v1", "transform", id, "site", rt_site_names[s],
-				       "jmp_insn", (json_int_t)site.jmp, "hot", hot ? "taken" : "not-taken",
-				       "taken", (json_int_t)pl->taken[s], "not_taken",
-				       (json_int_t)pl->not_taken[s], "bias_permille",
-				       (json_int_t)(tot ? (hot ? pl->taken[s] : pl->not_taken[s]) * 1000 / tot : 0),
-				       "profile_epoch", (json_int_t)r->last_profile_epoch, "pass",
-				       report_json(&rep));
-			steps_add(st, true, id, rt_dump_json(ev),
-				  "branch %s (insn %u) specialized to %s; the other side is a guard: "
-				  "count, tail call into generation 0", rt_site_names[s], site.jmp,
-				  hot ? "taken" : "not taken");
-			snprintf(id, sizeof(id), "profile/epoch-%u/%s", r->last_profile_epoch, rt_site_names[s]);
-			steps_add(st, false, id, strdup(r->last_profile ? r->last_profile : "{}"),
-				  "%s %s in >= %u.%u%% of packets: observed %llu of %llu in epoch %u",
-				  rt_site_names[s], hot ? "taken" : "not taken", r->o.bias_permille / 10,
-				  r->o.bias_permille % 10,
-				  (unsigned long long)(hot ? pl->taken[s] : pl->not_taken[s]),
-				  (unsigned long long)tot, r->last_profile_epoch);
-		}
-		if ((e = rj_pass_fold_dce(p, &rep))) {
-			snprintf(err, errsz, "dead-path/cold: %s", strerror(-e));
-			return e;
-		}
-		ev = json_pack("{s:s, s:s, s:o}", "schema", "probity.rejit.transform/v1", "transform",
-			       "dead-path/cold", "pass", report_json(&rep));
-		steps_add(st, true, "dead-path/cold", rt_dump_json(ev),
-			  "%u instructions only reachable through guarded cold sides removed", rep.removed);
-	}
-	/* 4. the planted slow transform (--plant-spike) */
-	if (pl->spike) {
-		char id[64];
-
-		if ((e = rj_pass_hash_unroll(p, r->o.spike_rounds, &rep))) {
-			snprintf(err, errsz, "hash-unroll: %s", strerror(-e));
-			return e;
-		}
-		snprintf(id, sizeof(id), "hash-unroll/flow-r%u", r->o.spike_rounds);
-		ev = json_pack("{s:s, s:s, s:I, s:b, s:o}", "schema", "probity.rejit.transform/v1",
-			       "transform", id, "rounds", (json_int_t)r->o.spike_rounds, "planted", 1,
-			       "pass", report_json(&rep));
-		steps_add(st, true, id, rt_dump_json(ev),
-			  "flow hash unrolled into %u mixing rounds at entry (planted slow transform, "
-			  "--plant-spike)", r->o.spike_rounds);
-		snprintf(id, sizeof(id), "profile/epoch-%u/hash-cost", r->last_profile_epoch);
-		steps_add(st, false, id, strdup(r->last_profile ? r->last_profile : "{}"),
-			  "an unrolled flow hash is cheaper than the generic one at the profiled "
-			  "rate (epoch %u) -- false: planted for the attribution demo",
-			  r->last_profile_epoch);
-	}
-	/* what every inlined value relies on */
-	{
-		char id[64];
-		json_t *c = json_pack("{s:s, s:i, s:o}", "schema", "probity.rejit.config/v1", "config_epoch",
-				      (int)r->cfg_epoch, "config", rt_cfg_json(cfg));
-
-		snprintf(id, sizeof(id), "config/epoch-%u", r->cfg_epoch);
-		steps_add(st, false, id, rt_dump_json(c),
-			  "the configuration map keeps the values of config epoch %u (a change "
-			  "deoptimizes first)", r->cfg_epoch);
-	}
-	return 0;
+	c->vlog = calloc(1, VLOG_SIZE);
+	if (!c->vlog)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "lb_xdp_g%zu", s->n_gens);
+	lo.log_buf = c->vlog;
+	lo.log_size = VLOG_SIZE;
+	lo.log_level = 4;	/* BPF_LOG_STATS, as pb_generation__load */
+	lo.expected_attach_type = BPF_XDP;
+	t0 = pb_mono_ns();
+	c->fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", c->p.v, c->p.n, &lo);
+	c->load_ns = pb_mono_ns() - t0;
+	if (c->fd >= 0)
+		return 0;
+	e = -errno;
+	lo.log_level = 1;
+	memset(c->vlog, 0, VLOG_SIZE);
+	c->fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", c->p.v, c->p.n, &lo);
+	sp_progress(s, "verifier rejected the candidate (%s); log tail: %.300s", strerror(-e),
+		    strlen(c->vlog) > 300 ? c->vlog + strlen(c->vlog) - 300 : c->vlog);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	return e;
 }
 
 /* Verdicts of generation 0 and the candidate on the same probe frames
  * (BPF_PROG_TEST_RUN), including every guard-failure class. */
-static int verdict_check(struct rejit *r, int fd, const struct lb_cfg *cfg, json_t **out)
+static int verdict_check(struct specializer *s, int fd, const struct lb_cfg *cfg, json_t **out)
 {
 	uint8_t buf[128];
 	uint32_t rnd = 12345;
@@ -248,7 +81,7 @@ static int verdict_check(struct rejit *r, int fd, const struct lb_cfg *cfg, json
 		LIBBPF_OPTS(bpf_test_run_opts, b);
 		uint8_t out_a[128], out_b[128];
 		uint32_t seed = rnd;
-		size_t len = rt_build_frame(buf, c % C_ALL, cfg, r->dev_mac, r->peer_mac, &seed);
+		size_t len = sp_build_frame(buf, c % C_ALL, cfg, s->dev_mac, s->peer_mac, &seed);
 		bool same;
 
 		a.data_in = b.data_in = buf;
@@ -256,7 +89,7 @@ static int verdict_check(struct rejit *r, int fd, const struct lb_cfg *cfg, json
 		a.data_out = out_a;
 		b.data_out = out_b;
 		a.data_size_out = b.data_size_out = sizeof(out_a);
-		if (bpf_prog_test_run_opts(r->gens[0].fd, &a) || bpf_prog_test_run_opts(fd, &b)) {
+		if (bpf_prog_test_run_opts(s->gens[0].fd, &a) || bpf_prog_test_run_opts(fd, &b)) {
 			err = -errno;
 			break;
 		}
@@ -267,7 +100,7 @@ static int verdict_check(struct rejit *r, int fd, const struct lb_cfg *cfg, json
 		rnd = seed;
 		if (c >= C_ALL && same)
 			continue;	/* more sources for the backend choice; rows for the first round */
-		json_array_append_new(rows, json_pack("{s:s, s:I, s:I, s:b}", "packet", rt_class_names[c % C_ALL],
+		json_array_append_new(rows, json_pack("{s:s, s:I, s:I, s:b}", "packet", sp_class_names[c % C_ALL],
 						      "generic", (json_int_t)a.retval, "candidate",
 						      (json_int_t)b.retval, "same_frame_out",
 						      a.data_size_out == b.data_size_out &&
@@ -280,176 +113,174 @@ static int verdict_check(struct rejit *r, int fd, const struct lb_cfg *cfg, json
 	return mism ? -EPROTO : 0;
 }
 
-int rt_specialize(struct rejit *r, const struct plan *pl)
+/* The verdict check, with its probe frames kept out of the profile (they
+ * count in lb_prof like any packet). */
+static int check(struct specializer *s, struct candidate *c)
 {
-	struct lb_cfg cfg;
-	struct rj_insns p = { 0 };
-	struct steps st = { .n = 0 };
 	struct lb_prof before, after;
-	char err[256] = "", name[16], *vlog = NULL;
-	json_t *equiv = NULL;
-	struct rj_gen *g = NULL;
-	bool drop;
-	uint64_t t0, load_ns;
-	int fd = -1, e, i;
-	LIBBPF_OPTS(bpf_prog_load_opts, lo);
+	__u64 *bb = &s->base.site[0][0];
+	const __u64 *x = &before.site[0][0], *y = &after.site[0][0];
+	size_t k, n = (sizeof(before) - offsetof(struct lb_prof, site)) / 8;
+	int e;
 
-	rt_cfg_read(r, &cfg);
-	e = rewrite(r, pl, &cfg, &p, &st, err, sizeof(err));
+	sp_prof_read(s, &before);
+	e = verdict_check(s, c->fd, &c->cfg, &c->equiv);
+	sp_prof_read(s, &after);
+	for (k = 0; k < n; k++)
+		bb[k] += y[k] - x[k];
+	s->guard_base += sp_guard_total(&after) - sp_guard_total(&before);
 	if (e) {
-		rt_progress(r, "rewrite refused: %s", err);
-		goto fail;
-	}
-	vlog = calloc(1, VLOG_SIZE);
-	if (!vlog) {
-		e = -ENOMEM;
-		goto fail;
-	}
-	snprintf(name, sizeof(name), "lb_xdp_g%zu", r->n_gens);
-	lo.log_buf = vlog;
-	lo.log_size = VLOG_SIZE;
-	lo.log_level = 4;	/* BPF_LOG_STATS, as pb_generation__load */
-	lo.expected_attach_type = BPF_XDP;
-	t0 = pb_mono_ns();
-	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", p.v, p.n, &lo);
-	load_ns = pb_mono_ns() - t0;
-	if (fd < 0) {
-		e = -errno;
-		lo.log_level = 1;
-		memset(vlog, 0, VLOG_SIZE);
-		fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", p.v, p.n, &lo);
-		rt_progress(r, "verifier rejected the candidate (%s); log tail: %.300s", strerror(-e),
-			 strlen(vlog) > 300 ? vlog + strlen(vlog) - 300 : vlog);
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-		goto fail;
-	}
-	/* the probes count in lb_prof: keep them out of the profile */
-	rt_prof_read(r, &before);
-	e = verdict_check(r, fd, &cfg, &equiv);
-	rt_prof_read(r, &after);
-	{
-		__u64 *bb = &r->base.site[0][0];
-		const __u64 *x = &before.site[0][0], *y = &after.site[0][0];
-		size_t k, n = (sizeof(before) - offsetof(struct lb_prof, site)) / 8;
+		char *j = json_dumps(c->equiv, JSON_COMPACT);
 
-		for (k = 0; k < n; k++)
-			bb[k] += y[k] - x[k];
-		r->guard_base += rt_guard_total(&after) - rt_guard_total(&before);
+		sp_progress(s, "candidate refused: verdicts differ from generation 0: %s", j ? j : "");
+		free(j);
 	}
-	if (e) {
-		char *s = json_dumps(equiv, JSON_COMPACT);
+	return e;
+}
 
-		rt_progress(r, "candidate refused: verdicts differ from generation 0: %s", s ? s : "");
-		free(s);
-		goto fail;
-	}
-	g = rt_gen_add(r);
-	if (!g) {
-		e = -ENOMEM;
-		goto fail;
-	}
-	g->fd = fd;
-	fd = -1;
+/* The candidate becomes generation g (g takes its fd and verdicts). */
+static void adopt(struct specializer *s, const struct spec_plan *pl, struct candidate *c,
+		  struct sp_gen *g)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int i;
+
+	g->fd = c->fd;
+	c->fd = -1;
 	g->spec_mask = pl->spec_mask;
 	g->hot_mask = pl->hot_mask;
 	g->spiked = pl->spike;
-	g->cfg = cfg;
-	g->cfg_epoch = r->cfg_epoch;
-	g->insns = (uint32_t)p.n;
-	g->equivalence = equiv;
-	equiv = NULL;
-	for (i = 0; i < st.n; i++)
-		json_array_append_new(st.s[i].transform ? g->transforms : g->assumptions,
-				      json_string(st.s[i].id));
-	drop = r->o.inject_drop_handoff && r->handoffs + 1 == r->o.inject_drop_handoff;
-	{
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
+	g->cfg = c->cfg;
+	g->cfg_epoch = s->cfg_epoch;
+	g->insns = (uint32_t)c->p.n;
+	g->equivalence = c->equiv;
+	c->equiv = NULL;
+	for (i = 0; i < c->st.n; i++)
+		sp_strs_push(c->st.s[i].transform ? &g->transforms : &g->assumptions, c->st.s[i].id);
+	memset(&info, 0, sizeof(info));
+	if (!bpf_prog_get_info_by_fd(g->fd, &info, &len))
+		g->prog_id = info.id;
+}
 
-		memset(&info, 0, sizeof(info));
-		if (!bpf_prog_get_info_by_fd(g->fd, &info, &len))
-			g->prog_id = info.id;
-	}
-	if (!drop) {
-		struct pb_generation_opts go = { .sz = sizeof(go),
-			.parent_generation_id = pb_generation__id(r->gens[0].g),
-			.source_build_id = r->source_id, .optimizer_name = OPTIMIZER_NAME,
-			.optimizer_version = PROBITY_VERSION,
-			.optimizer_build_id = r->optimizer_build_id };
-		struct pb_capture_opts co = { .sz = sizeof(co), .submitted_insns = p.v,
-			.submitted_len = p.n * sizeof(*p.v), .verifier_log = vlog,
-			.log_level = 4, .load_ns = load_ns };
-		char *eqs = json_dumps(g->equivalence, JSON_COMPACT | JSON_SORT_KEYS);
+/* Receipt and 'loaded' entry of g: its steps, the verdict check, the
+ * submitted instructions and the verifier log. 0 or -errno. */
+static int record(struct specializer *s, struct candidate *c, struct sp_gen *g)
+{
+	struct pb_generation_opts go = { .sz = sizeof(go),
+		.parent_generation_id = pb_generation__id(s->gens[0].g),
+		.source_build_id = s->source_id, .optimizer_name = OPTIMIZER_NAME,
+		.optimizer_version = PROBITY_VERSION,
+		.optimizer_build_id = s->optimizer_build_id };
+	struct pb_capture_opts co = { .sz = sizeof(co), .submitted_insns = c->p.v,
+		.submitted_len = c->p.n * sizeof(*c->p.v), .verifier_log = c->vlog,
+		.log_level = 4, .load_ns = c->load_ns };
+	char *eqs = json_dumps(g->equivalence, JSON_COMPACT | JSON_SORT_KEYS);
+	int e, i;
 
-		e = pb_generation__begin(r->store, &go, &g->g);
-		for (i = 0; !e && i < st.n; i++)
-			e = st.s[i].transform
-				    ? pb_generation__add_transform(g->g, st.s[i].id, st.s[i].desc,
-								  st.s[i].evidence,
-								  st.s[i].evidence ? strlen(st.s[i].evidence) : 0)
-				    : pb_generation__add_assumption(g->g, st.s[i].id, st.s[i].desc,
-								   st.s[i].evidence,
-								   st.s[i].evidence ? strlen(st.s[i].evidence) : 0);
-		if (!e)
-			e = pb_generation__add_assumption(g->g, "verdicts/test-run",
-							  "same XDP verdicts as generation 0 on every "
-							  "probe frame (BPF_PROG_TEST_RUN)", eqs,
-							  eqs ? strlen(eqs) : 0);
-		free(eqs);
-		if (!e)
-			e = pb_generation__capture_fd_opts(g->g, g->fd, &co);
-		if (e) {
-			rt_progress(r, "cannot record generation %d: %s", g->ordinal, strerror(-e));
-			goto drop_gen;
-		}
-		g->logged = true;
-		json_array_append_new(g->assumptions, json_string("verdicts/test-run"));
+	e = pb_generation__begin(s->store, &go, &g->g);
+	for (i = 0; !e && i < c->st.n; i++) {
+		const struct sp_receipt_step *st = &c->st.s[i];
+		size_t len = st->evidence ? strlen(st->evidence) : 0;
+
+		e = st->transform
+			    ? pb_generation__add_transform(g->g, st->id, st->desc, st->evidence, len)
+			    : pb_generation__add_assumption(g->g, st->id, st->desc, st->evidence, len);
 	}
-	e = rt_activate(r, g, "replaced");
+	if (!e)
+		e = pb_generation__add_assumption(g->g, "verdicts/test-run",
+						  "same XDP verdicts as generation 0 on every "
+						  "probe frame (BPF_PROG_TEST_RUN)", eqs,
+						  eqs ? strlen(eqs) : 0);
+	free(eqs);
+	if (!e)
+		e = pb_generation__capture_fd_opts(g->g, g->fd, &co);
 	if (e) {
-		rt_progress(r, "swap to gen %d failed: %s", g->ordinal, strerror(-e));
-		goto drop_gen;
+		sp_progress(s, "cannot record generation %d: %s", g->ordinal, strerror(-e));
+		return e;
 	}
-	r->handoffs++;
-	r->n_specialized++;
-	{
-		char ids[512] = "";
-		size_t k;
-		json_t *v;
+	g->logged = true;
+	sp_strs_push(&g->assumptions, "verdicts/test-run");
+	return 0;
+}
 
-		json_array_foreach(g->transforms, k, v)
-			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s", k ? " " : "",
-				 json_string_value(v));
-		rt_progress(r, "gen %d (prog %u, %u->%u insns) active%s: %s", g->ordinal, g->prog_id,
-			 (unsigned)r->generic_n, g->insns,
-			 drop ? " WITHOUT lifecycle records (--inject-drop-handoff)" : "", ids);
-	}
-	for (i = 0; i < (int)r->n_gens; i++) {	/* the one it replaced, if specialized */
-		struct rj_gen *o = &r->gens[i];
+/* g is active: say so, and close the specialized one it replaced. */
+static void activated(struct specializer *s, struct sp_gen *g, bool drop)
+{
+	char ids[512] = "";
+	size_t k;
+
+	for (k = 0; k < g->transforms.n; k++)
+		snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s", k ? " " : "",
+			 g->transforms.v[k]);
+	sp_progress(s, "gen %d (prog %u, %u->%u insns) active%s: %s", g->ordinal, g->prog_id,
+		    (unsigned)s->generic_n, g->insns,
+		    drop ? " WITHOUT lifecycle records (--inject-drop-handoff)" : "", ids);
+	for (k = 0; k < s->n_gens; k++) {
+		struct sp_gen *o = &s->gens[k];
 
 		if (o != g && !o->generic && !o->closed)
-			rt_gen_close(r, o);
+			sp_gen__close(s, o);
 	}
-	steps_free(&st);
-	rj_insns__release(&p);
-	free(vlog);
+}
+
+/* Recorded (unless the handoff is dropped) and swapped in. When this
+ * fails, g is closed (its unload logged if it was recorded). */
+static int install(struct specializer *s, struct candidate *c, struct sp_gen *g)
+{
+	bool drop = s->o.inject_drop_handoff && s->handoffs + 1 == s->o.inject_drop_handoff;
+	int e = 0;
+
+	if (!drop)
+		e = record(s, c, g);
+	if (!e) {
+		e = sp_gen__activate(s, g, "replaced");
+		if (e)
+			sp_progress(s, "swap to gen %d failed: %s", g->ordinal, strerror(-e));
+	}
+	if (e) {
+		/* not attached: close it (logging the unload if it was recorded) */
+		if (g->logged) {
+			pb_generation__retire(g->g, "refused: swap failed");
+			sp_strs_push(&g->retired, "refused: swap failed");
+		}
+		sp_gen__close(s, g);
+		return e;
+	}
+	s->handoffs++;
+	s->n_specialized++;
+	activated(s, g, drop);
 	return 0;
-drop_gen:
-	/* not attached: close it (logging the unload if it was recorded) */
-	if (g->logged) {
-		pb_generation__retire(g->g, "refused: swap failed");
-		json_array_append_new(g->retired, json_string("refused: swap failed"));
+}
+
+int sp_specialize(struct specializer *s, const struct spec_plan *pl)
+{
+	struct candidate c = { .fd = -1 };
+	struct sp_gen *g;
+	int e;
+
+	sp_cfg_read(s, &c.cfg);
+	e = sp_rewrite(s, pl, &c.cfg, &c.p, &c.st);
+	if (!e)
+		e = load(s, &c);
+	if (!e)
+		e = check(s, &c);
+	if (!e) {
+		g = sp_gen__new(s);
+		if (g) {
+			adopt(s, pl, &c, g);
+			e = install(s, &c, g);
+		} else {
+			e = -ENOMEM;
+		}
 	}
-	rt_gen_close(r, g);
-fail:
-	r->rejected++;
-	if (fd >= 0)
-		close(fd);
-	json_decref(equiv);
-	steps_free(&st);
-	rj_insns__release(&p);
-	free(vlog);
+	if (e)
+		s->rejected++;
+	if (c.fd >= 0)
+		close(c.fd);
+	json_decref(c.equiv);
+	sp_receipt_steps__release(&c.st);
+	rw_insns__release(&c.p);
+	free(c.vlog);
 	return e;
 }

@@ -1,5 +1,5 @@
 /* lb_xdp.h: records shared by the rejit XDP program (lb_xdp.bpf.c) and
- * its specializer (src/rejit/): the configuration (a global in its own
+ * its specializer (src/specializer/): the configuration (a global in its own
  * data section, .data.cfg, so every read compiles to
  * `ld_imm64 map_value(cfg)+off; ldx`) and the profile (per-site branch
  * counters, guard failures, verdicts) in .bss. Fixed-width fields only;

@@ -15,41 +15,41 @@
 #include <stdint.h>
 
 /* the configuration fields of struct lb_cfg a user may set */
-struct rj_cfg_field {
+struct sp_cfg_field {
 	const char *name;
 	uint32_t offset;	/* in struct lb_cfg */
 	uint32_t min, max;
 };
-extern const struct rj_cfg_field rj_cfg_fields[];
-extern const size_t rj_n_cfg_fields;
-const struct rj_cfg_field *rj_cfg_field_at(uint32_t offset);
+extern const struct sp_cfg_field sp_cfg_fields[];
+extern const size_t sp_n_cfg_fields;
+const struct sp_cfg_field *sp_cfg_field_at(uint32_t offset);
 
-enum rj_mix { RJ_MIX_NORMAL = 0, RJ_MIX_SHIFT = 1, RJ_N_MIX };
-extern const char *const rj_mix_names[RJ_N_MIX];
+enum sp_mix { SP_MIX_NORMAL = 0, SP_MIX_SHIFT = 1, SP_N_MIX };
+extern const char *const sp_mix_names[SP_N_MIX];
 
-enum rj_step_kind { RJ_STEP_CONFIG = 1, RJ_STEP_TRAFFIC = 2 };
+enum sp_step_kind { SP_STEP_CONFIG = 1, SP_STEP_TRAFFIC = 2 };
 
-struct rj_step {
+struct sp_step {
 	uint64_t t_ms;		/* from the start of the run */
 	uint32_t kind;
-	uint32_t field;		/* RJ_STEP_CONFIG: index into rj_cfg_fields */
+	uint32_t field;		/* SP_STEP_CONFIG: index into sp_cfg_fields */
 	uint32_t value;
-	uint32_t mix;		/* RJ_STEP_TRAFFIC */
+	uint32_t mix;		/* SP_STEP_TRAFFIC */
 	uint32_t line;
 };
 
-struct rj_script {
-	struct rj_step *steps;	/* sorted by t_ms (stable) */
+struct sp_script {
+	struct sp_step *steps;	/* sorted by t_ms (stable) */
 	size_t n;
 };
 
 /* KEY=VAL: 0, or -EINVAL with a message in err ("expected ..."). VAL is
  * decimal or 0x hex; acl_prefix also takes a.b.c.d. */
-int rj_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err, size_t errsz);
+int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err, size_t errsz);
 /* Parse a script; name goes into messages ("FILE:LINE: expected ...").
  * buf need not be NUL-terminated. */
-int rj_script_parse(const char *buf, size_t len, const char *name, struct rj_script *out,
+int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_script *out,
 		    char *err, size_t errsz);
-void rj_script_release(struct rj_script *s);
+void sp_script_release(struct sp_script *s);
 
 #endif

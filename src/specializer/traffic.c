@@ -1,131 +1,22 @@
-/* traffic.c: the network namespace of `probity rejit` (created with a
- * veth pair, or an existing one) and the traffic it drives through the
- * XDP device: AF_PACKET frames from the peer, in batches every 5 ms, by
+/* traffic.c: the traffic `probity rejit` drives through the XDP device
+ * (traffic.h): AF_PACKET frames from the peer, in batches every 5 ms, by
  * the mix the script selects; and the frames of the verdict check.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <net/if.h>
-#include <sched.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include "rejit/runtime_int.h"
+#include "specializer/profile.h"
+#include "specializer/traffic.h"
 
 /* per 1000 packets, per mix */
-static const uint16_t mix_share[RJ_N_MIX][C_N] = {
-	[RJ_MIX_NORMAL] = { 982, 5, 5, 5, 3 },
-	[RJ_MIX_SHIFT] = { 500, 5, 450, 30, 15 },
+static const uint16_t mix_share[SP_N_MIX][C_N] = {
+	[SP_MIX_NORMAL] = { 982, 5, 5, 5, 3 },
+	[SP_MIX_SHIFT] = { 500, 5, 450, 30, 15 },
 };
-
-
-static int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run_cmd(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == 0 ? 0 : -EIO;
-}
-
-bool rt_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n && n < 16 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
-	       s[0] != '-' && s[0] != '.';
-}
-
-static int get_mac(int sock, const char *dev, uint8_t mac[6])
-{
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	if (ioctl(sock, SIOCGIFHWADDR, &ifr))
-		return -errno;
-	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	return 0;
-}
-
-int rt_netns_setup(struct rejit *r, char *err, size_t errsz)
-{
-	char path[128];
-	int fd, e = 0;
-
-	if (r->o.netns) {
-		snprintf(r->netns, sizeof(r->netns), "%s", r->o.netns);
-	} else {
-		snprintf(r->netns, sizeof(r->netns), "pbrejit%d", (int)getpid());
-		if (run_cmd("ip netns add %s && ip -n %s link add %s type veth peer name %s && "
-			    "ip -n %s link set %s up && ip -n %s link set %s up",
-			    r->netns, r->netns, r->o.dev, r->o.peer, r->netns, r->o.dev, r->netns,
-			    r->o.peer)) {
-			run_cmd("ip netns del %s 2>/dev/null", r->netns);
-			snprintf(err, errsz, "cannot create network namespace %s with veth %s/%s "
-				 "(ip netns add / ip link add failed)", r->netns, r->o.dev, r->o.peer);
-			return -EIO;
-		}
-		r->created_ns = true;
-	}
-	r->orig_ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/var/run/netns/%s", r->netns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || r->orig_ns_fd < 0 || setns(fd, CLONE_NEWNET)) {
-		e = -errno;
-		if (fd >= 0)
-			close(fd);
-		snprintf(err, errsz, "cannot enter network namespace %s (%s): %s", r->netns, path,
-			 strerror(-e));
-		return e;
-	}
-	close(fd);
-	r->ifindex = (int)if_nametoindex(r->o.dev);
-	r->peer_ifindex = (int)if_nametoindex(r->o.peer);
-	if (!r->ifindex || !r->peer_ifindex) {
-		snprintf(err, errsz, "network namespace %s has no device %s or %s", r->netns,
-			 r->o.dev, r->o.peer);
-		return -ENODEV;
-	}
-	r->pkt_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (r->pkt_fd < 0 || (e = get_mac(r->pkt_fd, r->o.dev, r->dev_mac)) ||
-	    (e = get_mac(r->pkt_fd, r->o.peer, r->peer_mac))) {
-		e = r->pkt_fd < 0 ? -errno : e;
-		snprintf(err, errsz, "cannot open a packet socket on %s: %s", r->o.peer, strerror(-e));
-		return e;
-	}
-	return 0;
-}
-
-void rt_netns_teardown(struct rejit *r)
-{
-	if (r->pkt_fd > 0) {
-		close(r->pkt_fd);
-		r->pkt_fd = -1;
-	}
-	if (r->orig_ns_fd >= 0) {
-		if (setns(r->orig_ns_fd, CLONE_NEWNET)) { /* delete it anyway */ }
-		close(r->orig_ns_fd);
-		r->orig_ns_fd = -1;
-	}
-	if (r->created_ns) {
-		run_cmd("ip netns del %s 2>/dev/null", r->netns);
-		r->created_ns = false;
-	}
-}
 
 static uint32_t xorshift(uint32_t *s)
 {
@@ -141,8 +32,8 @@ static void put16(uint8_t *p, uint16_t v) { v = htons(v); memcpy(p, &v, 2); }
 static void put32(uint8_t *p, uint32_t v) { v = htonl(v); memcpy(p, &v, 4); }
 
 /* One frame of class c into buf (>= 128 bytes); its length. */
-size_t rt_build_frame(uint8_t *buf, int c, const struct lb_cfg *cfg, const uint8_t *dmac,
-			  const uint8_t *smac, uint32_t *rnd)
+size_t sp_build_frame(uint8_t *buf, int c, const struct lb_cfg *cfg, const uint8_t *dmac,
+		      const uint8_t *smac, uint32_t *rnd)
 {
 	uint8_t *ip = buf + 14, *l4 = ip + 20;
 	uint32_t saddr = 0x0a010000 | (xorshift(rnd) & 0xffff);
@@ -187,9 +78,9 @@ size_t rt_build_frame(uint8_t *buf, int c, const struct lb_cfg *cfg, const uint8
 	return (size_t)(l4 - buf) + 8 + 18;
 }
 
-void *rt_traffic_main(void *arg)
+void *sp_traffic_main(void *arg)
 {
-	struct rejit *r = arg;
+	struct specializer *r = arg;
 	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_ifindex = r->peer_ifindex,
 				  .sll_halen = 6 };
 	uint32_t rnd = 0x9e3779b9u ^ (uint32_t)getpid();
@@ -204,7 +95,7 @@ void *rt_traffic_main(void *arg)
 		struct lb_cfg cfg;
 		int i, n;
 
-		rt_cfg_read(r, &cfg);
+		sp_cfg_read(r, &cfg);
 		carry += r->o.rate_pps / 200.0;	/* a batch every 5 ms */
 		n = (int)carry;
 		carry -= n;
@@ -218,7 +109,7 @@ void *rt_traffic_main(void *arg)
 				if (pick < acc)
 					break;
 			}
-			len = rt_build_frame(buf, c, &cfg, r->dev_mac, r->peer_mac, &rnd);
+			len = sp_build_frame(buf, c, &cfg, r->dev_mac, r->peer_mac, &rnd);
 			if (sendto(r->pkt_fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 				atomic_fetch_add(&r->send_errors, 1);
 			else
