@@ -1,4 +1,5 @@
-/* rejit.h: the rewriter of probity's reference specializer (docs/rejit.md).
+/* bpfrewrite.h: a generic BPF instruction-rewrite library (docs/rejit.md;
+ * src/specializer/ is its user, it knows nothing of its users).
  *
  * A pass library on flat BPF instruction arrays (struct bpf_insn, as
  * libbpf leaves them after relocation: map fds in ld_imm64). It needs no
@@ -12,10 +13,10 @@
  *                       holds (a constant, a map value pointer, a frame
  *                       pointer offset, or unknown)
  *   rw_pass_*()         the transforms; each fills an rw_report (what
- *                       it changed, for the receipt's evidence)
+ *                       it changed, e.g. for a receipt's evidence)
  */
-#ifndef PROBITY_REJIT_H
-#define PROBITY_REJIT_H
+#ifndef PROBITY_BPFREWRITE_H
+#define PROBITY_BPFREWRITE_H
 
 #include <stdbool.h>
 #include <stddef.h>

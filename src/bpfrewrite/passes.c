@@ -1,4 +1,4 @@
-/* passes.c: the specializer's transforms on instruction arrays: constant
+/* passes.c: the transforms on instruction arrays (bpfrewrite.h): constant
  * inlining of configuration map values, constant folding + dead-path
  * elimination, branch-site discovery from profile counters, branch
  * specialization behind a guard (with the ctx spill its fallback needs)

@@ -5,8 +5,8 @@
  * counters, guard failures, verdicts) in .bss. Fixed-width fields only;
  * each starts with a type tag and a version.
  */
-#ifndef PROBITY_REJIT_LB_XDP_H
-#define PROBITY_REJIT_LB_XDP_H
+#ifndef PROBITY_SPECIALIZER_LB_XDP_H
+#define PROBITY_SPECIALIZER_LB_XDP_H
 
 #define LB_CFG_TAG	0x4c424346u	/* "LBCF" */
 #define LB_PROF_TAG	0x4c425046u	/* "LBPF" */

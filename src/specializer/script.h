@@ -8,8 +8,8 @@
  *
  * No BPF here: the parser is a pure function (tests/fuzz/fuzz_rejit_script.c).
  */
-#ifndef PROBITY_REJIT_SCRIPT_H
-#define PROBITY_REJIT_SCRIPT_H
+#ifndef PROBITY_SPECIALIZER_SCRIPT_H
+#define PROBITY_SPECIALIZER_SCRIPT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,7 +44,9 @@ struct sp_script {
 };
 
 /* KEY=VAL: 0, or -EINVAL with a message in err ("expected ..."). VAL is
- * decimal or 0x hex; acl_prefix also takes a.b.c.d. */
+ * decimal or 0x hex; acl_prefix also takes a.b.c.d. The parser's messages
+ * are positioned findings for the user (FILE:LINE:, as the manifest
+ * linter's), so they come back as text rather than through pr_err. */
 int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err, size_t errsz);
 /* Parse a script; name goes into messages ("FILE:LINE: expected ...").
  * buf need not be NUL-terminated. */

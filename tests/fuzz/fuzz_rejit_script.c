@@ -1,7 +1,7 @@
 /* fuzz_rejit_script.c: libFuzzer entry point for `probity rejit`'s
- * scenario scripts and --config assignments (src/specializer/script.c). Any
- * bytes are parsed as a script; a success must give steps sorted by time,
- * with fields, values and mixes in range; a failure must leave no steps
+ * scenario scripts and --config assignments (src/specializer/script.c).
+ * Any bytes are parsed as a script; a success must give steps sorted by
+ * time, with fields, values and mixes in range; a failure must leave no steps
  * and a message that starts with "FILE:LINE: ". The input up to its first
  * newline (or NUL) is also parsed as KEY=VAL.
  * Seeds: tests/fuzz/corpus/fuzz_rejit_script. */

@@ -1,4 +1,4 @@
-/* test_rejit.c: the specializer's rewriter (src/specializer/) on literal
+/* test_rejit.c: the rewrite library (src/bpfrewrite/) on literal
  * instruction arrays (no kernel), its script parser, and a verifier-backed
  * test: lb_xdp specialized by every pass loads, and gives the generic
  * program's verdicts on the same frames (BPF_PROG_TEST_RUN), guard
