@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
+#include "common/array.h"
 #include "specializer/lb_xdp.h"
 #include "specializer/script.h"
 
@@ -211,17 +212,9 @@ int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_scr
 			rc = -E2BIG;
 			break;
 		}
-		if (out->n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			struct sp_step *ns = realloc(out->steps, nc * sizeof(*ns));
-
-			if (!ns) {
-				free(l);
-				rc = -ENOMEM;
-				break;
-			}
-			out->steps = ns;
-			cap = nc;
+		if ((rc = PB_ARRAY_RESERVE_ONE(out->steps, out->n, cap))) {
+			free(l);
+			break;
 		}
 		memset(&out->steps[out->n], 0, sizeof(out->steps[0]));
 		out->steps[out->n].line = line;
