@@ -1,19 +1,31 @@
-/* rejit.c (cli): `probity rejit`: the reference specializer
- * (src/rejit/runtime.c) on its XDP program, with progress on stderr and
- * a summary of every generation at the end (docs/rejit.md).
+/* rejit.c (cli): `probity rejit`: parse the options, run the reference
+ * specializer (src/specializer/specializer.h) on its XDP program with
+ * progress on stderr, print the summary of every generation at the end
+ * (text, or its JSON form with -j; docs/rejit.md).
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "rejit/runtime.h"
-#include "rejit/script.h"
+#include "common/io.h"
+#include "common/log.h"
+#include "specializer/script.h"
+#include "specializer/specializer.h"
 
 #define MAX_CFG 32
+#define MAX_SCRIPT (1u << 20)
+
+struct rejit_args {
+	struct specializer_opts ro;
+	uint32_t cfg_field[MAX_CFG], cfg_value[MAX_CFG];
+	struct sp_script script;
+	bool create, have_script;
+};
 
 static void rejit_help(FILE *out)
 {
@@ -71,6 +83,23 @@ static void on_progress(void *ctx, const char *line)
 	fprintf(stderr, "probity rejit: %s\n", line);
 }
 
+/* The specializer's errors are this command's errors (p_err: JSON under
+ * -j); the rest goes to the default printer. */
+static int on_log(enum pb_log_level level, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	size_t n;
+
+	if (level != PB_LOG_ERROR)
+		return pb_default_print(level, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	p_err("%s", msg);
+	return 0;
+}
+
 /* --duration / --profile-interval: the runtime counts milliseconds */
 static int parse_ms(const char *opt, const char *s, uint32_t *ms)
 {
@@ -86,89 +115,67 @@ static int parse_ms(const char *opt, const char *s, uint32_t *ms)
 	return 0;
 }
 
-static int read_script(const char *path, struct rj_script *s)
+static int read_script(const char *path, struct sp_script *s)
 {
 	char err[512];
-	FILE *f = fopen(path, "r");
 	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	size_t len = 0;
 	int rc;
 
-	if (!f) {
-		p_err("cannot read script '%s': %s", path, strerror(errno));
-		return -errno;
+	rc = pb_read_file(path, MAX_SCRIPT, &buf, &len);
+	if (rc) {
+		p_err("cannot read script '%s': %s", path, strerror(-rc));
+		return rc;
 	}
-	do {
-		if (len + 4096 > cap) {
-			char *nb = realloc(buf, cap + 65536);
-
-			if (!nb) {
-				fclose(f);
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap += 65536;
-		}
-		n = fread(buf + len, 1, 4096, f);
-		len += n;
-	} while (n && len < (1u << 20));
-	fclose(f);
-	if (len >= (1u << 20)) {
+	if (len >= MAX_SCRIPT) {
 		p_err("%s: expected a script of at most 1 MiB", path);
 		free(buf);
 		return -E2BIG;
 	}
-	rc = rj_script_parse(buf ? buf : "", len, path, s, err, sizeof(err));
+	rc = sp_script_parse(buf, len, path, s, err, sizeof(err));
 	free(buf);
 	if (rc)
 		p_err("%s", err);
 	return rc;
 }
 
-static void print_summary(json_t *sum)
+static void print_strs(const struct sp_strs *l, const char *sep, const char *first_sep)
 {
-	json_t *gens = json_object_get(sum, "generations"), *g, *v;
-	size_t i, k;
+	size_t k;
+
+	for (k = 0; k < l->n; k++)
+		printf("%s%s", k ? sep : first_sep, l->v[k]);
+}
+
+static void print_summary(const struct sp_summary *sum)
+{
+	size_t i;
+	int s;
 
 	printf("%-4s %-14s %-8s %-11s %-6s %s\n", "gen", "generation", "prog", "kind", "insns",
 	       "transforms / retired");
-	json_array_foreach(gens, i, g) {
-		const char *id = json_string_value(json_object_get(g, "generation_id"));
+	for (i = 0; i < sum->n_gens; i++) {
+		const struct sp_gen_summary *g = &sum->gens[i];
 
-		printf("%-4lld %-14.12s %-8lld %-11s %-6lld ",
-		       json_integer_value(json_object_get(g, "ordinal")), id ? id : "(unlogged)",
-		       json_integer_value(json_object_get(g, "prog_id")),
-		       json_string_value(json_object_get(g, "kind")),
-		       json_integer_value(json_object_get(g, "insns")));
-		json_array_foreach(json_object_get(g, "transforms"), k, v)
-			printf("%s%s", k ? " " : "", json_string_value(v));
-		if (!json_array_size(json_object_get(g, "transforms")))
+		printf("%-4lld %-14.12s %-8lld %-11s %-6lld ", (long long)g->ordinal,
+		       g->generation_id ? g->generation_id : "(unlogged)", (long long)g->prog_id,
+		       g->generic ? "generic" : "specialized", (long long)g->insns);
+		print_strs(g->transforms, " ", "");
+		if (!g->transforms->n)
 			printf("(none)");
 		printf("\n%-4s retired:", "");
-		json_array_foreach(json_object_get(g, "retired"), k, v)
-			printf("%s %s", k ? ";" : "", json_string_value(v));
+		print_strs(g->retired, "; ", " ");
 		printf("\n");
 	}
-	{
-		json_t *gd = json_object_get(sum, "guards"), *f;
-		const char *site;
-
-		printf("guard failures:");
-		json_object_foreach(json_object_get(gd, "failures"), site, f)
-			printf(" %s %lld", site, json_integer_value(f));
-		printf("; fallback tail calls failed: %lld\n",
-		       json_integer_value(json_object_get(gd, "fallback_failed")));
-	}
+	printf("guard failures:");
+	for (s = 0; s < SP_NSITES; s++)
+		printf(" %s %lld", sum->site_names[s], (long long)sum->guard_fail[s]);
+	printf("; fallback tail calls failed: %lld\n", (long long)sum->fallback_failed);
 	printf("%lld generations, %lld specialized, %lld deopts, %lld candidates refused, "
 	       "%lld epochs, %lld packets sent (%lld send errors)\n",
-	       (long long)json_array_size(gens),
-	       json_integer_value(json_object_get(sum, "specialized")),
-	       json_integer_value(json_object_get(sum, "deopts")),
-	       json_integer_value(json_object_get(sum, "rejected_candidates")),
-	       json_integer_value(json_object_get(sum, "epochs")),
-	       json_integer_value(json_object_get(json_object_get(sum, "traffic"), "sent")),
-	       json_integer_value(json_object_get(json_object_get(sum, "traffic"), "send_errors")));
+	       (long long)sum->n_gens, (long long)sum->specialized, (long long)sum->deopts,
+	       (long long)sum->rejected_candidates, (long long)sum->epochs, (long long)sum->sent,
+	       (long long)sum->send_errors);
 }
 
 enum {
@@ -176,172 +183,194 @@ enum {
 	OPT_GUARD, OPT_MIN, OPT_CONFIG, OPT_SCRIPT, OPT_SPIKE, OPT_SPIKE_ROUNDS, OPT_INJECT,
 };
 
-int do_rejit(int argc, char **argv)
+static const struct option rejit_opts[] = {
+	{ "store", required_argument, NULL, 's' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "netns", required_argument, NULL, OPT_NETNS },
+	{ "create-netns", no_argument, NULL, OPT_CREATE_NETNS },
+	{ "dev", required_argument, NULL, OPT_DEV },
+	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "traffic", required_argument, NULL, OPT_TRAFFIC },
+	{ "profile-interval", required_argument, NULL, OPT_INTERVAL },
+	{ "bias-threshold", required_argument, NULL, OPT_BIAS },
+	{ "guard-threshold", required_argument, NULL, OPT_GUARD },
+	{ "min-samples", required_argument, NULL, OPT_MIN },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "script", required_argument, NULL, OPT_SCRIPT },
+	{ "plant-spike", required_argument, NULL, OPT_SPIKE },
+	{ "spike-rounds", required_argument, NULL, OPT_SPIKE_ROUNDS },
+	{ "inject-drop-handoff", required_argument, NULL, OPT_INJECT },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int parse_bias(const char *arg, uint32_t *permille)
 {
-	static const struct option opts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "netns", required_argument, NULL, OPT_NETNS },
-		{ "create-netns", no_argument, NULL, OPT_CREATE_NETNS },
-		{ "dev", required_argument, NULL, OPT_DEV },
-		{ "peer", required_argument, NULL, OPT_PEER },
-		{ "traffic", required_argument, NULL, OPT_TRAFFIC },
-		{ "profile-interval", required_argument, NULL, OPT_INTERVAL },
-		{ "bias-threshold", required_argument, NULL, OPT_BIAS },
-		{ "guard-threshold", required_argument, NULL, OPT_GUARD },
-		{ "min-samples", required_argument, NULL, OPT_MIN },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "script", required_argument, NULL, OPT_SCRIPT },
-		{ "plant-spike", required_argument, NULL, OPT_SPIKE },
-		{ "spike-rounds", required_argument, NULL, OPT_SPIKE_ROUNDS },
-		{ "inject-drop-handoff", required_argument, NULL, OPT_INJECT },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct rejit_opts ro = { .stop = &cli_stop_signal, .progress = on_progress };
-	uint32_t cfg_field[MAX_CFG], cfg_value[MAX_CFG];
-	struct rj_script script = { 0 };
-	const char *store = cli_default_store();
-	bool create = false, have_script = false;
-	struct rejit *r = NULL;
+	char *end;
+	double f;
+
+	errno = 0;
+	f = strtod(arg, &end);
+	if (errno || end == arg || *end || !(f >= 0.5 && f <= 1.0)) {
+		p_err("--bias-threshold: expected a fraction 0.5..1, found '%s'", arg);
+		return -EINVAL;
+	}
+	*permille = (uint32_t)(f * 1000 + 0.5);
+	return 0;
+}
+
+static int parse_config(const char *arg, struct rejit_args *a)
+{
 	char err[512] = "";
+
+	if (a->ro.n_cfg == MAX_CFG) {
+		p_err("--config: at most %d assignments", MAX_CFG);
+		return -EINVAL;
+	}
+	if (sp_config_parse(arg, &a->cfg_field[a->ro.n_cfg], &a->cfg_value[a->ro.n_cfg], err,
+			    sizeof(err))) {
+		p_err("--config: %s", err);
+		return -EINVAL;
+	}
+	a->ro.n_cfg++;
+	return 0;
+}
+
+/* A count option into a uint32_t field. */
+static int parse_u32_opt(const char *opt, const char *arg, uint64_t max, uint32_t *out)
+{
 	uint64_t n;
-	int opt, e, ret = EXIT_USAGE;
+
+	if (cli_parse_count(opt, arg, false, max, &n))
+		return -EINVAL;
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* One option (not -h or an unknown one); 0 or -EINVAL (said). */
+static int parse_option(int opt, const char *arg, struct rejit_args *a)
+{
+	struct specializer_opts *ro = &a->ro;
+
+	switch (opt) {
+	case 's': ro->store_dir = arg; return 0;
+	case 'd': return parse_ms("--duration", arg, &ro->duration_ms);
+	case OPT_NETNS: ro->netns = arg; return 0;
+	case OPT_CREATE_NETNS: a->create = true; return 0;
+	case OPT_DEV: ro->dev = arg; return 0;
+	case OPT_PEER: ro->peer = arg; return 0;
+	case OPT_TRAFFIC: return parse_u32_opt("--traffic", arg, 200000, &ro->rate_pps);
+	case OPT_INTERVAL:
+		if (parse_ms("--profile-interval", arg, &ro->profile_interval_ms))
+			return -EINVAL;
+		if (ro->profile_interval_ms < 50) {
+			p_err("--profile-interval: expected at least 0.05 seconds, found '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_BIAS: return parse_bias(arg, &ro->bias_permille);
+	case OPT_GUARD:
+		return cli_parse_count("--guard-threshold", arg, false, UINT32_MAX,
+				       &ro->guard_threshold) ? -EINVAL : 0;
+	case OPT_MIN: return parse_u32_opt("--min-samples", arg, UINT32_MAX, &ro->min_samples);
+	case OPT_CONFIG: return parse_config(arg, a);
+	case OPT_SCRIPT:
+		if (a->have_script) {
+			p_err("--script: given twice");
+			return -EINVAL;
+		}
+		if (read_script(arg, &a->script))
+			return -EINVAL;
+		a->have_script = true;
+		return 0;
+	case OPT_SPIKE: return parse_u32_opt("--plant-spike", arg, 1000000, &ro->plant_spike);
+	case OPT_SPIKE_ROUNDS: return parse_u32_opt("--spike-rounds", arg, 100000, &ro->spike_rounds);
+	case OPT_INJECT:
+		return parse_u32_opt("--inject-drop-handoff", arg, 1000000, &ro->inject_drop_handoff);
+	}
+	return -EINVAL;
+}
+
+/* -1: go on and run; else the exit code. */
+static int parse_args(int argc, char **argv, struct rejit_args *a)
+{
+	int opt;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "s:d:h", opts, NULL)) >= 0) {
-		switch (opt) {
-		case 's': store = optarg; break;
-		case 'd':
-			if (parse_ms("--duration", optarg, &ro.duration_ms))
-				goto out;
-			break;
-		case OPT_NETNS: ro.netns = optarg; break;
-		case OPT_CREATE_NETNS: create = true; break;
-		case OPT_DEV: ro.dev = optarg; break;
-		case OPT_PEER: ro.peer = optarg; break;
-		case OPT_TRAFFIC:
-			if (cli_parse_count("--traffic", optarg, false, 200000, &n))
-				goto out;
-			ro.rate_pps = (uint32_t)n;
-			break;
-		case OPT_INTERVAL:
-			if (parse_ms("--profile-interval", optarg, &ro.profile_interval_ms))
-				goto out;
-			if (ro.profile_interval_ms < 50) {
-				p_err("--profile-interval: expected at least 0.05 seconds, found '%s'", optarg);
-				goto out;
-			}
-			break;
-		case OPT_BIAS: {
-			char *end;
-			double f;
-
-			errno = 0;
-			f = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(f >= 0.5 && f <= 1.0)) {
-				p_err("--bias-threshold: expected a fraction 0.5..1, found '%s'", optarg);
-				goto out;
-			}
-			ro.bias_permille = (uint32_t)(f * 1000 + 0.5);
-			break;
+	while ((opt = getopt_long(argc, argv, "s:d:h", rejit_opts, NULL)) >= 0) {
+		if (opt == 'h') {
+			rejit_help(stdout);
+			return EXIT_OK;
 		}
-		case OPT_GUARD:
-			if (cli_parse_count("--guard-threshold", optarg, false, UINT32_MAX, &ro.guard_threshold))
-				goto out;
-			break;
-		case OPT_MIN:
-			if (cli_parse_count("--min-samples", optarg, false, UINT32_MAX, &n))
-				goto out;
-			ro.min_samples = (uint32_t)n;
-			break;
-		case OPT_CONFIG:
-			if (ro.n_cfg == MAX_CFG) {
-				p_err("--config: at most %d assignments", MAX_CFG);
-				goto out;
-			}
-			if (rj_config_parse(optarg, &cfg_field[ro.n_cfg], &cfg_value[ro.n_cfg], err,
-					    sizeof(err))) {
-				p_err("--config: %s", err);
-				goto out;
-			}
-			ro.n_cfg++;
-			break;
-		case OPT_SCRIPT:
-			if (have_script) {
-				p_err("--script: given twice");
-				goto out;
-			}
-			if (read_script(optarg, &script))
-				goto out;
-			have_script = true;
-			break;
-		case OPT_SPIKE:
-			if (cli_parse_count("--plant-spike", optarg, false, 1000000, &n))
-				goto out;
-			ro.plant_spike = (uint32_t)n;
-			break;
-		case OPT_SPIKE_ROUNDS:
-			if (cli_parse_count("--spike-rounds", optarg, false, 100000, &n))
-				goto out;
-			ro.spike_rounds = (uint32_t)n;
-			break;
-		case OPT_INJECT:
-			if (cli_parse_count("--inject-drop-handoff", optarg, false, 1000000, &n))
-				goto out;
-			ro.inject_drop_handoff = (uint32_t)n;
-			break;
-		case 'h': rejit_help(stdout); ret = EXIT_OK; goto out;
-		default: rejit_help(stderr); goto out;
+		if (opt == '?' || opt == ':') {
+			rejit_help(stderr);
+			return EXIT_USAGE;
 		}
+		if (parse_option(opt, optarg, a))
+			return EXIT_USAGE;
 	}
 	if (optind != argc) {
 		p_err("'rejit' takes no arguments, found '%s' (see '%s rejit --help')", argv[optind],
 		      bin_name);
-		goto out;
+		return EXIT_USAGE;
 	}
-	if (create && ro.netns) {
+	if (a->create && a->ro.netns) {
 		p_err("--netns and --create-netns exclude each other");
-		goto out;
+		return EXIT_USAGE;
 	}
-	if (have_script && ro.duration_ms && script.n &&
-	    script.steps[script.n - 1].t_ms >= ro.duration_ms)
+	if (a->have_script && a->ro.duration_ms && a->script.n &&
+	    a->script.steps[a->script.n - 1].t_ms >= a->ro.duration_ms)
 		/* stderr even under -j: stdout holds one JSON document */
 		fprintf(stderr, "probity rejit: warning: --script: steps at or after --duration "
-			"%.3gs (line %u) will not run\n", ro.duration_ms / 1000.0,
-			script.steps[script.n - 1].line);
-	ro.store_dir = store;
-	ro.cfg_field = cfg_field;
-	ro.cfg_value = cfg_value;
-	ro.script = have_script ? &script : NULL;
+			"%.3gs (line %u) will not run\n", a->ro.duration_ms / 1000.0,
+			a->script.steps[a->script.n - 1].line);
+	return -1;
+}
+
+/* new -> run -> stop -> summary; the exit code. */
+static int run(struct specializer_opts *ro)
+{
+	struct specializer *s = NULL;
+	const struct sp_summary *sum;
+	pb_print_fn_t old_print = pb_set_print(on_log);
+	int e, ret = EXIT_FAILURE_RT;
+
 	cli_stop_install();
-	ret = EXIT_FAILURE_RT;
-	e = rejit__new(&ro, &r, err, sizeof(err));
+	e = specializer__new(ro, &s);
 	if (e) {
-		p_err("%s", err);
 		if (e == -EINVAL)
 			ret = EXIT_USAGE;
 		goto out;
 	}
-	e = rejit__run(r, err, sizeof(err));
-	if (e)
-		p_err("%s", err);
-	if (rejit__stop(r))
+	e = specializer__run(s);
+	if (specializer__stop(s))
 		fprintf(stderr, "probity rejit: warning: could not log every retirement/unload "
 			"(see above)\n");
-	{
-		json_t *sum = rejit__summary(r);
-
-		if (json_output)
-			json_print_and_free(sum);
-		else {
-			print_summary(sum);
-			json_decref(sum);
-		}
-	}
+	sum = specializer__summary(s);
+	if (sum && json_output)
+		json_print_and_free(sp_summary__to_json(sum));
+	else if (sum)
+		print_summary(sum);
 	ret = e ? EXIT_FAILURE_RT : EXIT_OK;
 out:
-	rejit__free(r);
-	rj_script_release(&script);
+	specializer__free(s);
+	pb_set_print(old_print);
+	return ret;
+}
+
+int do_rejit(int argc, char **argv)
+{
+	struct rejit_args a = { .ro = { .stop = &cli_stop_signal, .progress = on_progress,
+					.store_dir = cli_default_store() } };
+	int ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret < 0) {
+		a.ro.cfg_field = a.cfg_field;
+		a.ro.cfg_value = a.cfg_value;
+		a.ro.script = a.have_script ? &a.script : NULL;
+		ret = run(&a.ro);
+	}
+	sp_script_release(&a.script);
 	return ret;
 }

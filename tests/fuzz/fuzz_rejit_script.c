@@ -1,7 +1,7 @@
 /* fuzz_rejit_script.c: libFuzzer entry point for `probity rejit`'s
- * scenario scripts and --config assignments (src/rejit/script.c). Any
- * bytes are parsed as a script; a success must give steps sorted by time,
- * with fields, values and mixes in range; a failure must leave no steps
+ * scenario scripts and --config assignments (src/specializer/script.c).
+ * Any bytes are parsed as a script; a success must give steps sorted by
+ * time, with fields, values and mixes in range; a failure must leave no steps
  * and a message that starts with "FILE:LINE: ". The input up to its first
  * newline (or NUL) is also parsed as KEY=VAL.
  * Seeds: tests/fuzz/corpus/fuzz_rejit_script. */
@@ -10,32 +10,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rejit/script.h"
+#include "specializer/script.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rj_script s;
+	struct sp_script s;
 	char err[512] = "", kv[256];
 	uint32_t f, v;
 	size_t i, n;
 	int rc;
 
-	rc = rj_script_parse((const char *)data, size, "f.txt", &s, err, sizeof(err));
+	rc = sp_script_parse((const char *)data, size, "f.txt", &s, err, sizeof(err));
 	if (rc == 0) {
 		for (i = 0; i < s.n; i++) {
-			const struct rj_step *st = &s.steps[i];
+			const struct sp_step *st = &s.steps[i];
 
 			if (i && s.steps[i - 1].t_ms > st->t_ms)
 				abort();
-			if (st->kind == RJ_STEP_CONFIG) {
-				if (st->field >= rj_n_cfg_fields || st->value < rj_cfg_fields[st->field].min ||
-				    st->value > rj_cfg_fields[st->field].max)
+			if (st->kind == SP_STEP_CONFIG) {
+				if (st->field >= sp_n_cfg_fields || st->value < sp_cfg_fields[st->field].min ||
+				    st->value > sp_cfg_fields[st->field].max)
 					abort();
-			} else if (st->kind != RJ_STEP_TRAFFIC || st->mix >= RJ_N_MIX) {
+			} else if (st->kind != SP_STEP_TRAFFIC || st->mix >= SP_N_MIX) {
 				abort();
 			}
 		}
-		rj_script_release(&s);
+		sp_script_release(&s);
 	} else {
 		if (s.n || s.steps || (rc == -EINVAL && strncmp(err, "f.txt:", 6)))
 			abort();
@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (n = 0; n < size && n < sizeof(kv) - 1 && data[n] != '\n' && data[n]; n++)
 		kv[n] = (char)data[n];
 	kv[n] = '\0';
-	if (!rj_config_parse(kv, &f, &v, err, sizeof(err)) &&
-	    (f >= rj_n_cfg_fields || v < rj_cfg_fields[f].min || v > rj_cfg_fields[f].max))
+	if (!sp_config_parse(kv, &f, &v, err, sizeof(err)) &&
+	    (f >= sp_n_cfg_fields || v < sp_cfg_fields[f].min || v > sp_cfg_fields[f].max))
 		abort();
 	return 0;
 }

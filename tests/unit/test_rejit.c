@@ -1,4 +1,4 @@
-/* test_rejit.c: the specializer's rewriter (src/rejit/) on literal
+/* test_rejit.c: the rewrite library (src/bpfrewrite/) on literal
  * instruction arrays (no kernel), its script parser, and a verifier-backed
  * test: lb_xdp specialized by every pass loads, and gives the generic
  * program's verdicts on the same frames (BPF_PROG_TEST_RUN), guard
@@ -9,9 +9,9 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 #include "harness.h"
-#include "rejit/lb_xdp.h"
-#include "rejit/rejit.h"
-#include "rejit/script.h"
+#include "specializer/lb_xdp.h"
+#include "bpfrewrite/bpfrewrite.h"
+#include "specializer/script.h"
 #include "lb_xdp.skel.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
@@ -26,7 +26,7 @@
 #define XADD(d, s, o) I(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static int target(const struct rj_insns *p, size_t i)
+static int target(const struct rw_insns *p, size_t i)
 {
 	return (int)i + 1 + p->v[i].off;
 }
@@ -41,16 +41,16 @@ TEST(test_insert_keeps_jump_targets)
 		JA(-3),			/* 4 -> 2 */
 	};
 	struct bpf_insn ins[] = { MOV64K(5, 5), MOV64K(6, 6) };
-	struct rj_insns p;
+	struct rw_insns p;
 
-	ASSERT_OK(rj_insns__init(&p, prog, N(prog)));
-	ASSERT_OK(rj_insns__insert(&p, 3, ins, 2));	/* before the jump target */
+	ASSERT_OK(rw_insns__init(&p, prog, N(prog)));
+	ASSERT_OK(rw_insns__insert(&p, 3, ins, 2));	/* before the jump target */
 	ASSERT_EQ(p.n, 7);
 	ASSERT_EQ(target(&p, 0), 5);	/* still reaches "r0 = 2" */
 	ASSERT_EQ(p.v[5].imm, 2);
 	ASSERT_EQ(target(&p, 6), 2);	/* the backward jump still reaches exit */
-	ASSERT_OK(rj_insns__check(&p));
-	rj_insns__release(&p);
+	ASSERT_OK(rw_insns__check(&p));
+	rw_insns__release(&p);
 }
 
 TEST(test_delete_retargets_and_refuses_dangling)
@@ -63,23 +63,23 @@ TEST(test_delete_retargets_and_refuses_dangling)
 		MOV64K(0, 2),		/* 4 */
 		EXIT,			/* 5 */
 	};
-	struct rj_insns p;
+	struct rw_insns p;
 	bool del[6] = { 0, 1, 1, 0, 0, 0 };
 
-	ASSERT_OK(rj_insns__init(&p, prog, N(prog)));
-	ASSERT_OK(rj_insns__delete_mask(&p, del));
+	ASSERT_OK(rw_insns__init(&p, prog, N(prog)));
+	ASSERT_OK(rw_insns__delete_mask(&p, del));
 	ASSERT_EQ(p.n, 4);
 	ASSERT_EQ(target(&p, 0), 2);
 	ASSERT_EQ(p.v[2].imm, 2);
 	/* deleting a jump target while its jump stays is refused, unchanged */
-	ASSERT_ERR(rj_insns__delete(&p, 2, 1, false), -EINVAL);
+	ASSERT_ERR(rw_insns__delete(&p, 2, 1, false), -EINVAL);
 	ASSERT_EQ(p.n, 4);
 	ASSERT_EQ(target(&p, 0), 2);
 	/* ... unless the jump may fall to what follows */
-	ASSERT_OK(rj_insns__delete(&p, 2, 1, true));
+	ASSERT_OK(rw_insns__delete(&p, 2, 1, true));
 	ASSERT_EQ(target(&p, 0), 2);
 	ASSERT_EQ(p.v[2].code, BPF_JMP | BPF_EXIT);
-	rj_insns__release(&p);
+	rw_insns__release(&p);
 }
 
 TEST(test_check_refuses_calls_and_bad_jumps)
@@ -87,17 +87,17 @@ TEST(test_check_refuses_calls_and_bad_jumps)
 	struct bpf_insn call[] = { I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1), EXIT, EXIT };
 	struct bpf_insn out[] = { JA(5), EXIT };
 	struct bpf_insn mid[] = { JA(1), I(BPF_LD | BPF_IMM | BPF_DW, 1, 0, 0, 1), I(0, 0, 0, 0, 0), EXIT };
-	struct rj_insns p;
+	struct rw_insns p;
 
-	ASSERT_OK(rj_insns__init(&p, call, N(call)));
-	ASSERT_ERR(rj_insns__check(&p), -EOPNOTSUPP);
-	rj_insns__release(&p);
-	ASSERT_OK(rj_insns__init(&p, out, N(out)));
-	ASSERT_ERR(rj_insns__check(&p), -EINVAL);
-	rj_insns__release(&p);
-	ASSERT_OK(rj_insns__init(&p, mid, N(mid)));	/* into the 2nd half of ld_imm64 */
-	ASSERT_ERR(rj_insns__check(&p), -EINVAL);
-	rj_insns__release(&p);
+	ASSERT_OK(rw_insns__init(&p, call, N(call)));
+	ASSERT_ERR(rw_insns__check(&p), -EOPNOTSUPP);
+	rw_insns__release(&p);
+	ASSERT_OK(rw_insns__init(&p, out, N(out)));
+	ASSERT_ERR(rw_insns__check(&p), -EINVAL);
+	rw_insns__release(&p);
+	ASSERT_OK(rw_insns__init(&p, mid, N(mid)));	/* into the 2nd half of ld_imm64 */
+	ASSERT_ERR(rw_insns__check(&p), -EINVAL);
+	rw_insns__release(&p);
 }
 
 TEST(test_const_inline_replaces_config_loads)
@@ -115,26 +115,26 @@ TEST(test_const_inline_replaces_config_loads)
 	uint8_t val[16] = { 0 };
 	uint32_t w = 0xdeadbeef;
 	uint64_t q = 0x1122334455667788ull;
-	struct rj_report r;
-	struct rj_insns p;
+	struct rw_report r;
+	struct rw_insns p;
 
 	memcpy(val + 4, &w, 4);
 	memcpy(val + 8, &q, 8);
-	ASSERT_OK(rj_insns__init(&p, prog, N(prog)));
-	ASSERT_OK(rj_pass_const_inline(&p, 7, val, sizeof(val), &r));
+	ASSERT_OK(rw_insns__init(&p, prog, N(prog)));
+	ASSERT_OK(rw_pass_const_inline(&p, 7, val, sizeof(val), &r));
 	ASSERT_EQ(r.n_edits, 2);
 	ASSERT_EQ(p.n, N(prog) + 1);
 	ASSERT_EQ(p.v[2].code, BPF_ALU | BPF_MOV | BPF_K);	/* zero-extends like the load */
 	ASSERT_EQ(p.v[2].dst_reg, 2);
 	ASSERT_EQ((uint32_t)p.v[2].imm, 0xdeadbeef);
-	ASSERT_TRUE(rj_is_ldimm64(&p.v[3]));
+	ASSERT_TRUE(rw_is_ldimm64(&p.v[3]));
 	ASSERT_EQ(p.v[3].dst_reg, 3);
 	ASSERT_EQ((uint32_t)p.v[3].imm, 0x55667788u);
 	ASSERT_EQ((uint32_t)p.v[4].imm, 0x11223344u);
 	ASSERT_EQ(p.v[7].code, BPF_LDX | BPF_MEM | BPF_W);	/* other map */
 	ASSERT_EQ(p.v[9].code, BPF_LDX | BPF_MEM | BPF_W);	/* out of range */
-	ASSERT_OK(rj_insns__check(&p));
-	rj_insns__release(&p);
+	ASSERT_OK(rw_insns__check(&p));
+	rw_insns__release(&p);
 }
 
 TEST(test_fold_dce_removes_disabled_feature)
@@ -149,27 +149,27 @@ TEST(test_fold_dce_removes_disabled_feature)
 		MOV64K(0, 3),					/* 4 */
 		EXIT,
 	};
-	struct rj_report r;
-	struct rj_insns p;
+	struct rw_report r;
+	struct rw_insns p;
 	bool reach[8];
 	size_t i;
 
-	ASSERT_OK(rj_insns__init(&p, prog, N(prog)));
-	ASSERT_OK(rj_pass_fold_dce(&p, &r));
+	ASSERT_OK(rw_insns__init(&p, prog, N(prog)));
+	ASSERT_OK(rw_pass_fold_dce(&p, &r));
 	ASSERT_EQ(r.folded, 1);
 	ASSERT_EQ(p.n, 3);	/* r2 = 0; r0 = 3; exit */
 	ASSERT_EQ(p.v[1].imm, 3);
-	ASSERT_OK(rj_insns__reachable(&p, reach));
+	ASSERT_OK(rw_insns__reachable(&p, reach));
 	for (i = 0; i < p.n; i++)
 		ASSERT_TRUE(reach[i]);
-	rj_insns__release(&p);
+	rw_insns__release(&p);
 	/* an unknown value is never folded */
 	prog[0] = I(BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
-	ASSERT_OK(rj_insns__init(&p, prog, N(prog)));
-	ASSERT_OK(rj_pass_fold_dce(&p, &r));
+	ASSERT_OK(rw_insns__init(&p, prog, N(prog)));
+	ASSERT_OK(rw_pass_fold_dce(&p, &r));
 	ASSERT_EQ(r.folded, 0);
 	ASSERT_EQ(p.n, N(prog));
-	rj_insns__release(&p);
+	rw_insns__release(&p);
 }
 
 /* a site as clang emits it: the branch, then each side's counter */
@@ -190,48 +190,48 @@ static const struct bpf_insn site_prog[] = {
 
 TEST(test_find_site_and_specialize)
 {
-	struct rj_guard g = { .ctx_slot = -8, .prof_fd = 3, .guard_fail_off = 72,
+	struct rw_guard g = { .ctx_slot = -8, .prof_fd = 3, .guard_fail_off = 72,
 			      .fallback_failed_off = 104, .prog_array_fd = 11, .fallback_verdict = 2 };
-	struct rj_site s;
-	struct rj_report r;
-	struct rj_insns p;
+	struct rw_site s;
+	struct rw_report r;
+	struct rw_insns p;
 	int16_t slot;
 	size_t i;
 	int tail = 0, cold_counter = 0;
 
-	ASSERT_OK(rj_insns__init(&p, site_prog, N(site_prog)));
-	ASSERT_OK(rj_find_site(&p, 3, 8, 16, &s));
+	ASSERT_OK(rw_insns__init(&p, site_prog, N(site_prog)));
+	ASSERT_OK(rw_find_site(&p, 3, 8, 16, &s));
 	ASSERT_EQ(s.jmp, 1);
 	ASSERT_FALSE(s.taken_is_target);
-	ASSERT_ERR(rj_find_site(&p, 4, 8, 16, &s), -ENOENT);	/* other map */
-	ASSERT_OK(rj_free_stack_slot(&p, &slot));
+	ASSERT_ERR(rw_find_site(&p, 4, 8, 16, &s), -ENOENT);	/* other map */
+	ASSERT_OK(rw_free_stack_slot(&p, &slot));
 	ASSERT_EQ(slot, -8);
-	ASSERT_OK(rj_pass_spill_ctx(&p, slot, &r));
-	ASSERT_OK(rj_find_site(&p, 3, 8, 16, &s));
+	ASSERT_OK(rw_pass_spill_ctx(&p, slot, &r));
+	ASSERT_OK(rw_find_site(&p, 3, 8, 16, &s));
 	ASSERT_EQ(s.jmp, 2);
 	/* hot: taken (the fallthrough); the cold target goes to the stub */
-	ASSERT_OK(rj_pass_branch_spec(&p, &s, true, &g, &r));
+	ASSERT_OK(rw_pass_branch_spec(&p, &s, true, &g, &r));
 	ASSERT_EQ(r.n_edits, 1);
 	ASSERT_EQ(target(&p, 2), (int)r.edits[0].a);
 	ASSERT_EQ(r.edits[0].b, 1);
-	ASSERT_OK(rj_pass_fold_dce(&p, &r));
+	ASSERT_OK(rw_pass_fold_dce(&p, &r));
 	ASSERT_EQ(r.removed, 6);	/* the cold side's counter and return */
 	for (i = 0; i < p.n; i++) {
 		if (p.v[i].code == (BPF_JMP | BPF_CALL) && p.v[i].imm == BPF_FUNC_tail_call)
 			tail++;
-		if (rj_is_ldimm64(&p.v[i]) && p.v[i].imm == 3 && p.v[i + 1].imm == 16)
+		if (rw_is_ldimm64(&p.v[i]) && p.v[i].imm == 3 && p.v[i + 1].imm == 16)
 			cold_counter++;
 	}
 	ASSERT_EQ(tail, 1);
 	ASSERT_EQ(cold_counter, 0);
 	ASSERT_EQ(p.v[0].code, BPF_STX | BPF_MEM | BPF_DW);	/* the spill stays first */
-	ASSERT_OK(rj_insns__check(&p));
+	ASSERT_OK(rw_insns__check(&p));
 	/* a second guard reuses the fallback tail: 5 more insns, one tail call */
 	{
 		size_t before = p.n;
 
 		g.guard_fail_off = 80;
-		ASSERT_OK(rj_pass_branch_spec(&p, &s, true, &g, &r));
+		ASSERT_OK(rw_pass_branch_spec(&p, &s, true, &g, &r));
 		ASSERT_EQ(p.n, before + 5);
 		for (i = 0, tail = 0; i < p.n; i++)
 			if (p.v[i].code == (BPF_JMP | BPF_CALL) && p.v[i].imm == BPF_FUNC_tail_call)
@@ -239,22 +239,22 @@ TEST(test_find_site_and_specialize)
 		ASSERT_EQ(tail, 1);
 		ASSERT_EQ(p.v[p.n - 1].code, BPF_JMP | BPF_JA);
 		ASSERT_EQ(p.v[target(&p, p.n - 1)].code, BPF_LDX | BPF_MEM | BPF_DW);	/* ctx reload */
-		ASSERT_OK(rj_insns__check(&p));
+		ASSERT_OK(rw_insns__check(&p));
 	}
-	rj_insns__release(&p);
+	rw_insns__release(&p);
 
 	/* hot: not taken (the target); a `ja stub` goes after the branch */
-	ASSERT_OK(rj_insns__init(&p, site_prog, N(site_prog)));
-	ASSERT_OK(rj_pass_spill_ctx(&p, -8, &r));
-	ASSERT_OK(rj_find_site(&p, 3, 8, 16, &s));
-	ASSERT_OK(rj_pass_branch_spec(&p, &s, false, &g, &r));
+	ASSERT_OK(rw_insns__init(&p, site_prog, N(site_prog)));
+	ASSERT_OK(rw_pass_spill_ctx(&p, -8, &r));
+	ASSERT_OK(rw_find_site(&p, 3, 8, 16, &s));
+	ASSERT_OK(rw_pass_branch_spec(&p, &s, false, &g, &r));
 	ASSERT_EQ(r.edits[0].b, 0);
 	ASSERT_EQ(p.v[3].code, BPF_JMP | BPF_JA);
 	ASSERT_EQ(target(&p, 3), (int)r.edits[0].a);
 	ASSERT_EQ(target(&p, 2), 10);	/* the hot side, moved by one */
-	ASSERT_OK(rj_pass_fold_dce(&p, &r));
+	ASSERT_OK(rw_pass_fold_dce(&p, &r));
 	ASSERT_EQ(r.removed, 6);
-	rj_insns__release(&p);
+	rw_insns__release(&p);
 }
 
 TEST(test_stack_slot_below_program_use)
@@ -266,33 +266,33 @@ TEST(test_stack_slot_below_program_use)
 		I(BPF_JMP | BPF_CALL, 0, 0, 0, 1),
 		EXIT,
 	};
-	struct rj_insns p;
+	struct rw_insns p;
 	int16_t slot;
 
-	ASSERT_OK(rj_insns__init(&p, prog, N(prog)));
-	ASSERT_OK(rj_free_stack_slot(&p, &slot));
+	ASSERT_OK(rw_insns__init(&p, prog, N(prog)));
+	ASSERT_OK(rw_free_stack_slot(&p, &slot));
 	ASSERT_EQ(slot, -48);
 	/* a frame pointer stored into memory: its uses cannot be followed */
 	p.v[0] = I(BPF_STX | BPF_MEM | BPF_DW, 10, 10, -8, 0);
-	ASSERT_ERR(rj_free_stack_slot(&p, &slot), -EOPNOTSUPP);
-	rj_insns__release(&p);
+	ASSERT_ERR(rw_free_stack_slot(&p, &slot), -EOPNOTSUPP);
+	rw_insns__release(&p);
 }
 
 TEST(test_hash_unroll_after_spill)
 {
 	struct bpf_insn prog[] = { MOV64K(0, 2), EXIT };
-	struct rj_insns p;
-	struct rj_report r;
+	struct rw_insns p;
+	struct rw_report r;
 
-	ASSERT_OK(rj_insns__init(&p, prog, N(prog)));
-	ASSERT_OK(rj_pass_spill_ctx(&p, -8, &r));
-	ASSERT_OK(rj_pass_hash_unroll(&p, 100, &r));
+	ASSERT_OK(rw_insns__init(&p, prog, N(prog)));
+	ASSERT_OK(rw_pass_spill_ctx(&p, -8, &r));
+	ASSERT_OK(rw_pass_hash_unroll(&p, 100, &r));
 	ASSERT_EQ(p.n, 3 + 10);
 	ASSERT_EQ(p.v[0].code, BPF_STX | BPF_MEM | BPF_DW);
 	ASSERT_EQ(p.v[2].imm, 100);
 	ASSERT_EQ(target(&p, 10), 3);	/* the loop's back edge */
-	ASSERT_ERR(rj_pass_hash_unroll(&p, 0, &r), -EINVAL);
-	rj_insns__release(&p);
+	ASSERT_ERR(rw_pass_hash_unroll(&p, 0, &r), -EINVAL);
+	rw_insns__release(&p);
 }
 
 TEST(test_script_and_config_parse)
@@ -309,34 +309,34 @@ TEST(test_script_and_config_parse)
 		{ "t=1 config a=1 b=2\n", "s.txt:1: expected 3 words" },
 		{ "t=1 config vip_port=0x1ffff\n", "s.txt:1: vip_port: expected 1..65535" },
 	};
-	struct rj_script s;
+	struct sp_script s;
 	char err[256];
 	uint32_t f, v;
 	size_t i;
 
-	ASSERT_OK(rj_script_parse(ok, strlen(ok), "s.txt", &s, err, sizeof(err)));
+	ASSERT_OK(sp_script_parse(ok, strlen(ok), "s.txt", &s, err, sizeof(err)));
 	ASSERT_EQ(s.n, 3);
 	ASSERT_EQ(s.steps[0].t_ms, 1500);
-	ASSERT_EQ(s.steps[0].kind, RJ_STEP_TRAFFIC);
-	ASSERT_EQ(s.steps[0].mix, RJ_MIX_SHIFT);
+	ASSERT_EQ(s.steps[0].kind, SP_STEP_TRAFFIC);
+	ASSERT_EQ(s.steps[0].mix, SP_MIX_SHIFT);
 	ASSERT_EQ(s.steps[0].line, 4);
 	ASSERT_EQ(s.steps[1].value, 0x0a010200);
-	ASSERT_STREQ(rj_cfg_fields[s.steps[2].field].name, "feature_acl");
-	rj_script_release(&s);
+	ASSERT_STREQ(sp_cfg_fields[s.steps[2].field].name, "feature_acl");
+	sp_script_release(&s);
 	for (i = 0; i < N(bad); i++) {
 		err[0] = 0;
-		ASSERT_ERR(rj_script_parse(bad[i][0], strlen(bad[i][0]), "s.txt", &s, err, sizeof(err)),
+		ASSERT_ERR(sp_script_parse(bad[i][0], strlen(bad[i][0]), "s.txt", &s, err, sizeof(err)),
 			   -EINVAL);
 		ASSERT_STRSTR(err, bad[i][1]);
 		ASSERT_EQ(s.n, 0);
 	}
-	ASSERT_ERR(rj_script_parse("t=1 traffic\0shift\n", 19, "s.txt", &s, err, sizeof(err)), -EINVAL);
+	ASSERT_ERR(sp_script_parse("t=1 traffic\0shift\n", 19, "s.txt", &s, err, sizeof(err)), -EINVAL);
 	ASSERT_STRSTR(err, "s.txt:1: expected text, found a NUL byte");
-	ASSERT_OK(rj_config_parse("vip_port=0x1000", &f, &v, err, sizeof(err)));
+	ASSERT_OK(sp_config_parse("vip_port=0x1000", &f, &v, err, sizeof(err)));
 	ASSERT_EQ(v, 4096);
-	ASSERT_ERR(rj_config_parse("vip_port", &f, &v, err, sizeof(err)), -EINVAL);
+	ASSERT_ERR(sp_config_parse("vip_port", &f, &v, err, sizeof(err)), -EINVAL);
 	ASSERT_STRSTR(err, "expected KEY=VALUE");
-	ASSERT_ERR(rj_config_parse("feature_acl=-1", &f, &v, err, sizeof(err)), -EINVAL);
+	ASSERT_ERR(sp_config_parse("feature_acl=-1", &f, &v, err, sizeof(err)), -EINVAL);
 }
 
 /* ---- verifier-backed: lb_xdp specialized vs generic ---------------------- */
@@ -378,41 +378,41 @@ static int run_verdict(int fd, int kind, uint32_t port, uint32_t prefix)
 
 /* every pass, as `probity rejit` applies them, on the loaded generic
  * program; hot = the direction of normal traffic at every site */
-static int specialize(struct lb_xdp_bpf *sk, bool spike, struct rj_insns *p)
+static int specialize(struct lb_xdp_bpf *sk, bool spike, struct rw_insns *p)
 {
 	struct bpf_program *prog = sk->progs.lb_xdp;
-	struct rj_guard g = { .prof_fd = bpf_map__fd(sk->maps.bss),
+	struct rw_guard g = { .prof_fd = bpf_map__fd(sk->maps.bss),
 			      .fallback_failed_off = offsetof(struct lb_prof, fallback_failed),
 			      .prog_array_fd = bpf_map__fd(sk->maps.lb_fallback), .fallback_verdict = XDP_PASS };
 	bool hot[LB_NSITES] = { true, true, true, false };
-	struct rj_report r;
-	struct rj_site s;
+	struct rw_report r;
+	struct rw_site s;
 	int i, err;
 
-	if ((err = rj_insns__init(p, bpf_program__insns(prog), bpf_program__insn_cnt(prog))) ||
-	    (err = rj_pass_const_inline(p, bpf_map__fd(sk->maps.data_cfg), &sk->data_cfg->lb_cfg,
+	if ((err = rw_insns__init(p, bpf_program__insns(prog), bpf_program__insn_cnt(prog))) ||
+	    (err = rw_pass_const_inline(p, bpf_map__fd(sk->maps.data_cfg), &sk->data_cfg->lb_cfg,
 					sizeof(struct lb_cfg), &r)) ||
-	    (err = rj_pass_fold_dce(p, &r)) || (err = rj_free_stack_slot(p, &g.ctx_slot)) ||
-	    (err = rj_pass_spill_ctx(p, g.ctx_slot, &r)))
+	    (err = rw_pass_fold_dce(p, &r)) || (err = rw_free_stack_slot(p, &g.ctx_slot)) ||
+	    (err = rw_pass_spill_ctx(p, g.ctx_slot, &r)))
 		return err;
 	for (i = 0; i < LB_NSITES; i++) {
 		g.guard_fail_off = offsetof(struct lb_prof, guard_fail) + 8 * i;
-		err = rj_find_site(p, g.prof_fd, offsetof(struct lb_prof, site) + 16 * i,
+		err = rw_find_site(p, g.prof_fd, offsetof(struct lb_prof, site) + 16 * i,
 				   offsetof(struct lb_prof, site) + 16 * i + 8, &s);
 		if (err == -ENOENT && i == LB_SITE_ACL && !sk->data_cfg->lb_cfg.feature_acl)
 			continue;	/* eliminated with its feature */
-		if (err || (err = rj_pass_branch_spec(p, &s, hot[i], &g, &r)))
+		if (err || (err = rw_pass_branch_spec(p, &s, hot[i], &g, &r)))
 			return err;
 	}
-	if ((err = rj_pass_fold_dce(p, &r)))
+	if ((err = rw_pass_fold_dce(p, &r)))
 		return err;
-	return spike ? rj_pass_hash_unroll(p, 1000, &r) : 0;
+	return spike ? rw_pass_hash_unroll(p, 1000, &r) : 0;
 }
 
 static void check_same_verdicts(int feature_acl, bool spike)
 {
 	struct lb_xdp_bpf *sk = lb_xdp_bpf__open();
-	struct rj_insns p = { 0 };
+	struct rw_insns p = { 0 };
 	char log[4096] = "";
 	int fd = -1, gfd, k;
 	__u32 key = 0;
@@ -506,7 +506,7 @@ static void check_same_verdicts(int feature_acl, bool spike)
 out:
 	if (fd >= 0)
 		close(fd);
-	rj_insns__release(&p);
+	rw_insns__release(&p);
 	lb_xdp_bpf__destroy(sk);
 }
 
@@ -531,7 +531,7 @@ TEST(test_specialized_with_planted_loop_loads)
 TEST(test_empty_fallback_fails_open_and_counts)
 {
 	struct lb_xdp_bpf *sk;
-	struct rj_insns p = { 0 };
+	struct rw_insns p = { 0 };
 	int fd;
 	LIBBPF_OPTS(bpf_prog_load_opts, lo, .expected_attach_type = BPF_XDP);
 
@@ -540,7 +540,7 @@ TEST(test_empty_fallback_fails_open_and_counts)
 	ASSERT_NOT_NULL(sk);
 	ASSERT_OK(specialize(sk, false, &p));	/* no generic program in the prog array */
 	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "lb_xdp_test", "GPL", p.v, p.n, &lo);
-	rj_insns__release(&p);
+	rw_insns__release(&p);
 	if (fd < 0) {
 		lb_xdp_bpf__destroy(sk);
 		ASSERT_TRUE(fd >= 0);

@@ -18,7 +18,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
-#include "rejit/lb_xdp.h"
+#include "specializer/lb_xdp.h"
 
 #define ETH_P_IP 0x0800
 #define IPPROTO_UDP_ 17

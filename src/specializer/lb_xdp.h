@@ -1,12 +1,12 @@
 /* lb_xdp.h: records shared by the rejit XDP program (lb_xdp.bpf.c) and
- * its specializer (src/rejit/): the configuration (a global in its own
+ * its specializer (src/specializer/): the configuration (a global in its own
  * data section, .data.cfg, so every read compiles to
  * `ld_imm64 map_value(cfg)+off; ldx`) and the profile (per-site branch
  * counters, guard failures, verdicts) in .bss. Fixed-width fields only;
  * each starts with a type tag and a version.
  */
-#ifndef PROBITY_REJIT_LB_XDP_H
-#define PROBITY_REJIT_LB_XDP_H
+#ifndef PROBITY_SPECIALIZER_LB_XDP_H
+#define PROBITY_SPECIALIZER_LB_XDP_H
 
 #define LB_CFG_TAG	0x4c424346u	/* "LBCF" */
 #define LB_PROF_TAG	0x4c425046u	/* "LBPF" */

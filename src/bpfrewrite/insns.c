@@ -6,14 +6,14 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rejit/rejit.h"
+#include "bpfrewrite/bpfrewrite.h"
 
-#define RJ_MAX_INSNS 1000000
+#define RW_MAX_INSNS 1000000
 
-int rj_insns__init(struct rj_insns *p, const struct bpf_insn *src, size_t n)
+int rw_insns__init(struct rw_insns *p, const struct bpf_insn *src, size_t n)
 {
 	memset(p, 0, sizeof(*p));
-	if (n > RJ_MAX_INSNS)
+	if (n > RW_MAX_INSNS)
 		return -E2BIG;
 	p->cap = n + 64;
 	p->v = calloc(p->cap, sizeof(*p->v));
@@ -25,7 +25,7 @@ int rj_insns__init(struct rj_insns *p, const struct bpf_insn *src, size_t n)
 	return 0;
 }
 
-void rj_insns__release(struct rj_insns *p)
+void rw_insns__release(struct rw_insns *p)
 {
 	free(p->v);
 	memset(p, 0, sizeof(*p));
@@ -38,7 +38,7 @@ static bool is_jmp_class(const struct bpf_insn *i)
 
 /* A jump with a 16-bit offset: everything in the jump classes but call
  * and exit. (BPF_JMP32|BPF_JA, "gotol" with a 32-bit offset in imm, is
- * refused by rj_insns__check.) */
+ * refused by rw_insns__check.) */
 static bool has_target(const struct bpf_insn *i)
 {
 	uint8_t op = BPF_OP(i->code);
@@ -46,7 +46,7 @@ static bool has_target(const struct bpf_insn *i)
 	return is_jmp_class(i) && op != BPF_CALL && op != BPF_EXIT;
 }
 
-bool rj_is_cond_jmp(const struct bpf_insn *i)
+bool rw_is_cond_jmp(const struct bpf_insn *i)
 {
 	return has_target(i) && BPF_OP(i->code) != BPF_JA;
 }
@@ -56,7 +56,7 @@ static long target_of(const struct bpf_insn *v, size_t i)
 	return (long)i + 1 + v[i].off;
 }
 
-int rj_insns__check(const struct rj_insns *p)
+int rw_insns__check(const struct rw_insns *p)
 {
 	size_t i;
 
@@ -65,7 +65,7 @@ int rj_insns__check(const struct rj_insns *p)
 	for (i = 0; i < p->n; i++) {
 		const struct bpf_insn *in = &p->v[i];
 
-		if (rj_is_ldimm64(in)) {
+		if (rw_is_ldimm64(in)) {
 			if (i + 1 >= p->n)
 				return -EINVAL;
 			if (in->src_reg == BPF_PSEUDO_FUNC)
@@ -82,13 +82,13 @@ int rj_insns__check(const struct rj_insns *p)
 
 			if (t < 0 || (size_t)t >= p->n)
 				return -EINVAL;
-			if (t > 0 && rj_is_ldimm64(&p->v[t - 1])) {
+			if (t > 0 && rw_is_ldimm64(&p->v[t - 1])) {
 				/* into the second half of an ld_imm64? scan from
 				 * the start to know the boundaries */
 				size_t k = 0;
 
 				while (k < (size_t)t)
-					k += rj_is_ldimm64(&p->v[k]) ? 2 : 1;
+					k += rw_is_ldimm64(&p->v[k]) ? 2 : 1;
 				if (k != (size_t)t)
 					return -EINVAL;
 			}
@@ -107,7 +107,7 @@ static int retarget(struct bpf_insn *v, size_t n_old, const struct bpf_insn *old
 	for (i = 0; i < n_old; i++) {
 		long ni, nt, off;
 
-		if (rj_is_ldimm64(&old[i])) {
+		if (rw_is_ldimm64(&old[i])) {
 			i++;
 			continue;
 		}
@@ -136,7 +136,7 @@ static long ins_map(long idx, const void *c, bool is_target)
 	return idx < x->pos ? idx : idx + x->cnt;
 }
 
-int rj_insns__insert(struct rj_insns *p, size_t pos, const struct bpf_insn *ins, size_t cnt)
+int rw_insns__insert(struct rw_insns *p, size_t pos, const struct bpf_insn *ins, size_t cnt)
 {
 	struct bpf_insn *old;
 	struct ins_ctx x = { (long)pos, (long)cnt };
@@ -144,7 +144,7 @@ int rj_insns__insert(struct rj_insns *p, size_t pos, const struct bpf_insn *ins,
 
 	if (pos > p->n)
 		return -EINVAL;
-	if (p->n + cnt > RJ_MAX_INSNS)
+	if (p->n + cnt > RW_MAX_INSNS)
 		return -E2BIG;
 	old = malloc((p->n ? p->n : 1) * sizeof(*old));
 	if (!old)
@@ -185,7 +185,7 @@ static long del_map(long idx, const void *c, bool is_target)
 	return is_target && x->to_next ? x->pos : -1;
 }
 
-int rj_insns__delete(struct rj_insns *p, size_t pos, size_t cnt, bool to_next)
+int rw_insns__delete(struct rw_insns *p, size_t pos, size_t cnt, bool to_next)
 {
 	struct bpf_insn *old;
 	struct del_ctx x = { (long)pos, (long)cnt, to_next };
@@ -216,7 +216,7 @@ static long mask_map(long idx, const void *c, bool is_target)
 	return idx >= 0 && idx < x->n ? x->newpos[idx] : -1;
 }
 
-int rj_insns__delete_mask(struct rj_insns *p, const bool *del)
+int rw_insns__delete_mask(struct rw_insns *p, const bool *del)
 {
 	struct bpf_insn *old;
 	struct mask_ctx x = { NULL, (long)p->n };
@@ -249,10 +249,10 @@ int rj_insns__delete_mask(struct rj_insns *p, const bool *del)
 	return err;
 }
 
-int rj_insns__reachable(const struct rj_insns *p, bool *reach)
+int rw_insns__reachable(const struct rw_insns *p, bool *reach)
 {
 	size_t *stack, sp = 0;
-	int err = rj_insns__check(p);
+	int err = rw_insns__check(p);
 
 	if (err)
 		return err;
@@ -267,7 +267,7 @@ int rj_insns__reachable(const struct rj_insns *p, bool *reach)
 		const struct bpf_insn *in = &p->v[i];
 		int ns = 0, k;
 
-		if (rj_is_ldimm64(in)) {
+		if (rw_is_ldimm64(in)) {
 			reach[i + 1] = true;
 			succ[ns++] = i + 2;
 		} else if (is_jmp_class(in) && BPF_OP(in->code) == BPF_EXIT) {
@@ -276,7 +276,7 @@ int rj_insns__reachable(const struct rj_insns *p, bool *reach)
 			succ[ns++] = (size_t)target_of(p->v, i);
 		} else {
 			succ[ns++] = i + 1;
-			if (rj_is_cond_jmp(in))
+			if (rw_is_cond_jmp(in))
 				succ[ns++] = (size_t)target_of(p->v, i);
 		}
 		for (k = 0; k < ns; k++) {
@@ -296,19 +296,19 @@ int rj_insns__reachable(const struct rj_insns *p, bool *reach)
 
 /* ---- dataflow ---------------------------------------------------------- */
 
-static bool val_eq(const struct rj_val *a, const struct rj_val *b)
+static bool val_eq(const struct rw_val *a, const struct rw_val *b)
 {
 	if (a->kind != b->kind)
 		return false;
 	switch (a->kind) {
-	case RJ_UNK: return true;
-	case RJ_MAPVAL: return a->fd == b->fd && a->v == b->v;
+	case RW_UNK: return true;
+	case RW_MAPVAL: return a->fd == b->fd && a->v == b->v;
 	default: return a->v == b->v;
 	}
 }
 
 /* Merge st into *into; true when *into changed. */
-static bool meet(struct rj_state *into, const struct rj_state *st)
+static bool meet(struct rw_state *into, const struct rw_state *st)
 {
 	bool changed = false;
 	int r;
@@ -319,7 +319,7 @@ static bool meet(struct rj_state *into, const struct rj_state *st)
 		return true;
 	}
 	for (r = 0; r < MAX_BPF_REG; r++) {
-		if (into->r[r].kind != RJ_UNK && !val_eq(&into->r[r], &st->r[r])) {
+		if (into->r[r].kind != RW_UNK && !val_eq(&into->r[r], &st->r[r])) {
 			memset(&into->r[r], 0, sizeof(into->r[r]));
 			changed = true;
 		}
@@ -327,14 +327,14 @@ static bool meet(struct rj_state *into, const struct rj_state *st)
 	return changed;
 }
 
-static void set_unk(struct rj_state *st, int r)
+static void set_unk(struct rw_state *st, int r)
 {
 	memset(&st->r[r], 0, sizeof(st->r[r]));
 }
 
-static void set_const(struct rj_state *st, int r, int64_t v)
+static void set_const(struct rw_state *st, int r, int64_t v)
 {
-	st->r[r] = (struct rj_val){ .kind = RJ_CONST, .v = v };
+	st->r[r] = (struct rw_val){ .kind = RW_CONST, .v = v };
 }
 
 static bool alu_const(uint8_t op, bool is64, uint64_t a, uint64_t b, uint64_t *out)
@@ -362,18 +362,18 @@ static bool alu_const(uint8_t op, bool is64, uint64_t a, uint64_t b, uint64_t *o
 }
 
 /* Out-state of instruction i applied to st (in place). */
-static void transfer(const struct bpf_insn *v, size_t i, struct rj_state *st)
+static void transfer(const struct bpf_insn *v, size_t i, struct rw_state *st)
 {
 	const struct bpf_insn *in = &v[i];
 	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
 	int d = in->dst_reg, s = in->src_reg;
 
-	if (rj_is_ldimm64(in)) {
+	if (rw_is_ldimm64(in)) {
 		if (in->src_reg == 0)
 			set_const(st, d, (int64_t)(((uint64_t)(uint32_t)v[i + 1].imm << 32) |
 						   (uint32_t)in->imm));
 		else if (in->src_reg == BPF_PSEUDO_MAP_VALUE)
-			st->r[d] = (struct rj_val){ .kind = RJ_MAPVAL, .fd = in->imm, .v = v[i + 1].imm };
+			st->r[d] = (struct rw_val){ .kind = RW_MAPVAL, .fd = in->imm, .v = v[i + 1].imm };
 		else
 			set_unk(st, d);
 		return;
@@ -403,8 +403,8 @@ static void transfer(const struct bpf_insn *v, size_t i, struct rj_state *st)
 	case BPF_ALU:
 	case BPF_ALU64: {
 		bool is64 = cls == BPF_ALU64;
-		struct rj_val *dv = &st->r[d];
-		struct rj_val src = { .kind = RJ_CONST, .v = in->imm };
+		struct rw_val *dv = &st->r[d];
+		struct rw_val src = { .kind = RW_CONST, .v = in->imm };
 		uint64_t out;
 
 		if (d == BPF_REG_10)
@@ -414,9 +414,9 @@ static void transfer(const struct bpf_insn *v, size_t i, struct rj_state *st)
 		if (op == BPF_MOV && in->off == 0) {
 			if (is64) {
 				*dv = src;
-				if (src.kind == RJ_CONST && BPF_SRC(in->code) == BPF_K)
+				if (src.kind == RW_CONST && BPF_SRC(in->code) == BPF_K)
 					dv->v = (int64_t)(int32_t)in->imm;
-			} else if (src.kind == RJ_CONST) {
+			} else if (src.kind == RW_CONST) {
 				set_const(st, d, (uint32_t)src.v);
 			} else {
 				set_unk(st, d);
@@ -424,14 +424,14 @@ static void transfer(const struct bpf_insn *v, size_t i, struct rj_state *st)
 			return;
 		}
 		/* pointer arithmetic the passes follow: ptr +/- constant */
-		if (is64 && (dv->kind == RJ_MAPVAL || dv->kind == RJ_FP) && src.kind == RJ_CONST &&
+		if (is64 && (dv->kind == RW_MAPVAL || dv->kind == RW_FP) && src.kind == RW_CONST &&
 		    (op == BPF_ADD || op == BPF_SUB)) {
 			int64_t k = BPF_SRC(in->code) == BPF_K ? (int64_t)in->imm : src.v;
 
 			dv->v += op == BPF_ADD ? k : -k;
 			return;
 		}
-		if (dv->kind == RJ_CONST && (op == BPF_NEG || src.kind == RJ_CONST) && in->off == 0 &&
+		if (dv->kind == RW_CONST && (op == BPF_NEG || src.kind == RW_CONST) && in->off == 0 &&
 		    alu_const(op, is64, (uint64_t)dv->v,
 			      BPF_SRC(in->code) == BPF_K ? (uint64_t)(int64_t)in->imm : (uint64_t)src.v,
 			      &out)) {
@@ -444,16 +444,16 @@ static void transfer(const struct bpf_insn *v, size_t i, struct rj_state *st)
 	}
 }
 
-int rj_eval_cond(const struct bpf_insn *in, const struct rj_state *st)
+int rw_eval_cond(const struct bpf_insn *in, const struct rw_state *st)
 {
-	const struct rj_val *a = &st->r[in->dst_reg];
+	const struct rw_val *a = &st->r[in->dst_reg];
 	uint64_t x, y;
 	bool is32 = BPF_CLASS(in->code) == BPF_JMP32, t;
 
-	if (!rj_is_cond_jmp(in) || a->kind != RJ_CONST)
+	if (!rw_is_cond_jmp(in) || a->kind != RW_CONST)
 		return -1;
 	if (BPF_SRC(in->code) == BPF_X) {
-		if (st->r[in->src_reg].kind != RJ_CONST)
+		if (st->r[in->src_reg].kind != RW_CONST)
 			return -1;
 		y = (uint64_t)st->r[in->src_reg].v;
 	} else {
@@ -483,11 +483,11 @@ int rj_eval_cond(const struct bpf_insn *in, const struct rj_state *st)
 	return t;
 }
 
-int rj_analyze(const struct rj_insns *p, struct rj_state **out)
+int rw_analyze(const struct rw_insns *p, struct rw_state **out)
 {
-	struct rj_state *in, cur;
+	struct rw_state *in, cur;
 	bool *dirty;
-	int err = rj_insns__check(p), rounds = 0;
+	int err = rw_insns__check(p), rounds = 0;
 	bool again = true;
 	size_t i;
 
@@ -502,7 +502,7 @@ int rj_analyze(const struct rj_insns *p, struct rj_state **out)
 		return -ENOMEM;
 	}
 	in[0].reached = true;
-	in[0].r[BPF_REG_10] = (struct rj_val){ .kind = RJ_FP, .v = 0 };
+	in[0].r[BPF_REG_10] = (struct rw_val){ .kind = RW_FP, .v = 0 };
 	dirty[0] = true;
 	/* the lattice is flat (a value, or unknown), so this ends; the
 	 * bound only guards against a bug */
@@ -510,7 +510,7 @@ int rj_analyze(const struct rj_insns *p, struct rj_state **out)
 		again = false;
 		for (i = 0; i < p->n; i++) {
 			const struct bpf_insn *ins = &p->v[i];
-			size_t next = rj_is_ldimm64(ins) ? i + 2 : i + 1;
+			size_t next = rw_is_ldimm64(ins) ? i + 2 : i + 1;
 			uint8_t op = BPF_OP(ins->code);
 			int c;
 
@@ -521,7 +521,7 @@ int rj_analyze(const struct rj_insns *p, struct rj_state **out)
 			transfer(p->v, i, &cur);
 			if (is_jmp_class(ins) && op == BPF_EXIT)
 				continue;
-			c = rj_is_cond_jmp(ins) ? rj_eval_cond(ins, &in[i]) : -1;
+			c = rw_is_cond_jmp(ins) ? rw_eval_cond(ins, &in[i]) : -1;
 			if (has_target(ins) && c != 0) {
 				size_t t = (size_t)target_of(p->v, i);
 
@@ -535,7 +535,7 @@ int rj_analyze(const struct rj_insns *p, struct rj_state **out)
 				dirty[next] = true;
 				again |= next <= i;
 			}
-			if (rj_is_ldimm64(ins))
+			if (rw_is_ldimm64(ins))
 				i++;
 		}
 	}

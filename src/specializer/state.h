@@ -1,9 +1,19 @@
-/* runtime_int.h: what the parts of `probity rejit`'s runtime share
- * (runtime.c: setup, loop, swaps, summary; traffic.c: namespace and
- * traffic; candidate.c: rewrite, verdict check, receipt). Not an API.
+/* state.h: the specializer's state, shared by its files (not an API).
+ *
+ * Files and who uses whom (each only includes what is below it):
+ *
+ *   runtime.c     setup, the loop, stop                 (top)
+ *   summary.c     the typed summary and its JSON
+ *   candidate.c   load, verdict check, receipt, swap of one plan
+ *   rewrite.c     plan -> instructions + receipt steps (src/bpfrewrite/)
+ *   traffic.c     frames and the traffic thread
+ *   netns.c       the network namespace and its devices
+ *   generation.c  generations: add, activate (swap), close, deopt
+ *   profile.c     configuration and profile maps, program stats
+ *   state.c       progress lines, clock, names, string lists (bottom)
  */
-#ifndef PROBITY_REJIT_RUNTIME_INT_H
-#define PROBITY_REJIT_RUNTIME_INT_H
+#ifndef PROBITY_SPECIALIZER_STATE_H
+#define PROBITY_SPECIALIZER_STATE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,9 +22,11 @@
 #include <jansson.h>
 #include <linux/types.h>
 #include "probity/receipts.h"
-#include "rejit/lb_xdp.h"
-#include "rejit/runtime.h"
-#include "rejit/script.h"
+#include "specializer/lb_xdp.h"
+#include "specializer/script.h"
+#include "specializer/specializer.h"
+
+_Static_assert(SP_NSITES == LB_NSITES, "specializer.h's SP_NSITES is lb_xdp.h's LB_NSITES");
 
 #define NS_PER_MS 1000000ull
 #define OPTIMIZER_NAME "probity-rejit"
@@ -22,15 +34,15 @@
 struct lb_xdp_bpf;
 struct bpf_insn;
 
-extern const char *const rt_site_names[LB_NSITES];
+extern const char *const sp_site_names[LB_NSITES];
 
 /* traffic classes */
 enum { C_VIP, C_BLOCKED, C_TCP, C_OTHER, C_ARP, C_N,
        /* probe-only frames for the verdict check */
        C_SHORT_IP = C_N, C_IHL6, C_TRUNC_UDP, C_ALL };
-extern const char *const rt_class_names[C_ALL];
+extern const char *const sp_class_names[C_ALL];
 
-struct rj_gen {
+struct sp_gen {
 	int ordinal;
 	bool generic, logged, closed, spiked;
 	struct pb_generation *g;
@@ -40,14 +52,15 @@ struct rj_gen {
 	uint32_t spec_mask, hot_mask;	/* sites specialized; hot side taken */
 	uint32_t cfg_epoch;
 	struct lb_cfg cfg;	/* the configuration it inlined */
-	json_t *transforms, *assumptions, *retired, *equivalence;
+	struct sp_strs transforms, assumptions, retired;
+	json_t *equivalence;
 	int activations;
 	uint64_t run_cnt, run_time_ns;
 	uint64_t loaded_ms;
 };
 
-struct rejit {
-	struct rejit_opts o;
+struct specializer {
+	struct specializer_opts o;
 	struct pb_store *store;
 	struct lb_xdp_bpf *skel;		/* lb_xdp.skel.h */
 	/* the kernel's .data.cfg and .bss, mapped after load (the skeleton's
@@ -67,9 +80,9 @@ struct rejit {
 	int link_fd;
 	int stats_fd;
 	/* generations */
-	struct rj_gen *gens;
+	struct sp_gen *gens;
 	size_t n_gens, cap_gens;
-	struct rj_gen *active;
+	struct sp_gen *active;
 	struct bpf_insn *generic_insns;
 	size_t generic_n;
 	/* loop state */
@@ -80,7 +93,12 @@ struct rejit {
 	struct lb_prof last_prof;	/* the counters when the run stopped */
 	uint64_t guard_base;		/* guard failures at the start of the window */
 	uint32_t handoffs, n_specialized, rejected, deopts;
-	json_t *swaps, *epochs, *steps_done;
+	struct sp_swap *swaps;
+	size_t n_swaps, cap_swaps;
+	struct sp_epoch_plan *epochs;
+	size_t n_epochs, cap_epochs;
+	struct sp_step_done *steps_done;
+	size_t n_steps_done, cap_steps_done;
 	char *last_profile;		/* JSON of the last clean epoch */
 	uint32_t last_profile_epoch;
 	/* traffic */
@@ -91,41 +109,27 @@ struct rejit {
 	atomic_ullong sent, send_errors;
 	int pkt_fd;
 	bool stopped;
+	/* specializer__summary's storage */
+	struct sp_summary summary;
+	struct sp_gen_summary *summary_gens;
 };
 
-struct plan {
+/* What one epoch's profile asks for (runtime.c -> candidate.c). */
+struct spec_plan {
 	uint32_t spec_mask, hot_mask;
 	bool spike;
 	uint64_t taken[LB_NSITES], not_taken[LB_NSITES];
 };
 
-/* runtime.c */
-void rt_progress(struct rejit *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rt_cfg_read(struct rejit *r, struct lb_cfg *out);
-uint32_t rt_cfg_get(const struct lb_cfg *c, uint32_t field);
-json_t *rt_cfg_json(const struct lb_cfg *c);
-void rt_prof_read(struct rejit *r, struct lb_prof *out);
-uint64_t rt_guard_total(const struct lb_prof *p);
-struct rj_gen *rt_gen_add(struct rejit *r);
-/* Swap `to` in for the active generation; reason: why the active one goes. */
-int rt_activate(struct rejit *r, struct rj_gen *to, const char *reason);
-/* Close a generation no longer attached; log its unload. */
-void rt_gen_close(struct rejit *r, struct rj_gen *g);
-
-/* traffic.c */
-/* netns and device names: 1-15 of [A-Za-z0-9_.-], not starting with - or . */
-bool rt_name_ok(const char *s);
-int rt_netns_setup(struct rejit *r, char *err, size_t errsz);
-void rt_netns_teardown(struct rejit *r);
-/* One frame of class c into buf (>= 128 bytes); its length. */
-size_t rt_build_frame(uint8_t *buf, int c, const struct lb_cfg *cfg, const uint8_t *dmac,
-		      const uint8_t *smac, uint32_t *rnd);
-void *rt_traffic_main(void *arg);
-
-/* candidate.c */
-/* Rewrite generation 0 by plan, load, check verdicts, record, swap. */
-int rt_specialize(struct rejit *r, const struct plan *pl);
+/* state.c */
+/* A progress line ("t=1.23s ...") through opts.progress. */
+void sp_progress(struct specializer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Milliseconds since the loop started (0 before). */
+uint64_t sp_now_ms(const struct specializer *s);
+/* Append a copy of str; 0 or -ENOMEM. */
+int sp_strs_push(struct sp_strs *l, const char *str);
+void sp_strs_release(struct sp_strs *l);
 /* json_dumps (sorted, compact) and decref */
-char *rt_dump_json(json_t *j);
+char *sp_dump_json(json_t *j);
 
 #endif

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
-#include "rejit/lb_xdp.h"
-#include "rejit/script.h"
+#include "common/array.h"
+#include "specializer/lb_xdp.h"
+#include "specializer/script.h"
 
 #define F(n, lo, hi) { #n, __builtin_offsetof(struct lb_cfg, n), lo, hi }
-const struct rj_cfg_field rj_cfg_fields[] = {
+const struct sp_cfg_field sp_cfg_fields[] = {
 	F(feature_acl, 0, 1),
 	F(feature_stats, 0, 1),
 	F(n_backends, 1, LB_MAX_BACKENDS),
@@ -21,16 +22,16 @@ const struct rj_cfg_field rj_cfg_fields[] = {
 	F(default_verdict, 0, 3),
 };
 #undef F
-const size_t rj_n_cfg_fields = sizeof(rj_cfg_fields) / sizeof(rj_cfg_fields[0]);
-const char *const rj_mix_names[RJ_N_MIX] = { "normal", "shift" };
+const size_t sp_n_cfg_fields = sizeof(sp_cfg_fields) / sizeof(sp_cfg_fields[0]);
+const char *const sp_mix_names[SP_N_MIX] = { "normal", "shift" };
 
-const struct rj_cfg_field *rj_cfg_field_at(uint32_t offset)
+const struct sp_cfg_field *sp_cfg_field_at(uint32_t offset)
 {
 	size_t i;
 
-	for (i = 0; i < rj_n_cfg_fields; i++)
-		if (rj_cfg_fields[i].offset == offset)
-			return &rj_cfg_fields[i];
+	for (i = 0; i < sp_n_cfg_fields; i++)
+		if (sp_cfg_fields[i].offset == offset)
+			return &sp_cfg_fields[i];
 	return NULL;
 }
 
@@ -61,7 +62,7 @@ static int parse_dotted(const char *s, uint32_t *out)
 	return 0;
 }
 
-int rj_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err, size_t errsz)
+int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err, size_t errsz)
 {
 	const char *eq = strchr(kv, '=');
 	size_t i, klen;
@@ -72,25 +73,25 @@ int rj_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err,
 		return -EINVAL;
 	}
 	klen = (size_t)(eq - kv);
-	for (i = 0; i < rj_n_cfg_fields; i++)
-		if (strlen(rj_cfg_fields[i].name) == klen && !strncmp(rj_cfg_fields[i].name, kv, klen))
+	for (i = 0; i < sp_n_cfg_fields; i++)
+		if (strlen(sp_cfg_fields[i].name) == klen && !strncmp(sp_cfg_fields[i].name, kv, klen))
 			break;
-	if (i == rj_n_cfg_fields) {
+	if (i == sp_n_cfg_fields) {
 		snprintf(err, errsz, "unknown configuration key '%.*s' (expected one of feature_acl, "
 			 "feature_stats, n_backends, vip_port, acl_prefix, default_verdict)",
 			 (int)(klen > 64 ? 64 : klen), kv);
 		return -EINVAL;
 	}
-	if (parse_u32(eq + 1, &v) && (strcmp(rj_cfg_fields[i].name, "acl_prefix") ||
+	if (parse_u32(eq + 1, &v) && (strcmp(sp_cfg_fields[i].name, "acl_prefix") ||
 				      parse_dotted(eq + 1, &v))) {
 		snprintf(err, errsz, "%s: expected an unsigned number%s, found '%.64s'",
-			 rj_cfg_fields[i].name,
-			 strcmp(rj_cfg_fields[i].name, "acl_prefix") ? "" : " or a.b.c.d", eq + 1);
+			 sp_cfg_fields[i].name,
+			 strcmp(sp_cfg_fields[i].name, "acl_prefix") ? "" : " or a.b.c.d", eq + 1);
 		return -EINVAL;
 	}
-	if (v < rj_cfg_fields[i].min || v > rj_cfg_fields[i].max) {
-		snprintf(err, errsz, "%s: expected %u..%u, found %u", rj_cfg_fields[i].name,
-			 rj_cfg_fields[i].min, rj_cfg_fields[i].max, v);
+	if (v < sp_cfg_fields[i].min || v > sp_cfg_fields[i].max) {
+		snprintf(err, errsz, "%s: expected %u..%u, found %u", sp_cfg_fields[i].name,
+			 sp_cfg_fields[i].min, sp_cfg_fields[i].max, v);
 		return -EINVAL;
 	}
 	*field = (uint32_t)i;
@@ -98,7 +99,7 @@ int rj_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err,
 	return 0;
 }
 
-void rj_script_release(struct rj_script *s)
+void sp_script_release(struct sp_script *s)
 {
 	free(s->steps);
 	s->steps = NULL;
@@ -107,18 +108,18 @@ void rj_script_release(struct rj_script *s)
 
 static int cmp_step(const void *a, const void *b)
 {
-	const struct rj_step *x = a, *y = b;
+	const struct sp_step *x = a, *y = b;
 
 	if (x->t_ms != y->t_ms)
 		return x->t_ms < y->t_ms ? -1 : 1;
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-#define RJ_MAX_STEPS 4096
-#define RJ_MAX_T_MS (7ull * 24 * 3600 * 1000)
+#define SP_MAX_STEPS 4096
+#define SP_MAX_T_MS (7ull * 24 * 3600 * 1000)
 
 /* one line (NUL-terminated, no newline) into st */
-static int parse_line(char *s, struct rj_step *st, char *msg, size_t msz)
+static int parse_line(char *s, struct sp_step *st, char *msg, size_t msz)
 {
 	char *tok[4], *save = NULL, *t;
 	int n = 0;
@@ -144,23 +145,23 @@ static int parse_line(char *s, struct rj_step *st, char *msg, size_t msz)
 	errno = 0;
 	sec = strtod(tok[0] + 2, &end);
 	if (errno || end == tok[0] + 2 || *end || !isfinite(sec) || sec < 0 ||
-	    sec * 1000 > (double)RJ_MAX_T_MS) {
+	    sec * 1000 > (double)SP_MAX_T_MS) {
 		snprintf(msg, msz, "expected t=SECONDS (0..604800), found '%.32s'", tok[0]);
 		return -EINVAL;
 	}
 	st->t_ms = (uint64_t)(sec * 1000 + 0.5);
 	if (!strcmp(tok[1], "config")) {
-		st->kind = RJ_STEP_CONFIG;
-		return rj_config_parse(tok[2], &st->field, &st->value, msg, msz);
+		st->kind = SP_STEP_CONFIG;
+		return sp_config_parse(tok[2], &st->field, &st->value, msg, msz);
 	}
 	if (!strcmp(tok[1], "traffic")) {
 		uint32_t m;
 
-		st->kind = RJ_STEP_TRAFFIC;
-		for (m = 0; m < RJ_N_MIX; m++)
-			if (!strcmp(tok[2], rj_mix_names[m]))
+		st->kind = SP_STEP_TRAFFIC;
+		for (m = 0; m < SP_N_MIX; m++)
+			if (!strcmp(tok[2], sp_mix_names[m]))
 				break;
-		if (m == RJ_N_MIX) {
+		if (m == SP_N_MIX) {
 			snprintf(msg, msz, "expected a traffic mix (normal, shift), found '%.32s'", tok[2]);
 			return -EINVAL;
 		}
@@ -171,7 +172,7 @@ static int parse_line(char *s, struct rj_step *st, char *msg, size_t msz)
 	return -EINVAL;
 }
 
-int rj_script_parse(const char *buf, size_t len, const char *name, struct rj_script *out,
+int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_script *out,
 		    char *err, size_t errsz)
 {
 	size_t pos = 0, cap = 0;
@@ -205,23 +206,15 @@ int rj_script_parse(const char *buf, size_t len, const char *name, struct rj_scr
 			free(l);
 			continue;
 		}
-		if (out->n == RJ_MAX_STEPS) {
-			snprintf(err, errsz, "%s:%u: more than %d steps", name, line, RJ_MAX_STEPS);
+		if (out->n == SP_MAX_STEPS) {
+			snprintf(err, errsz, "%s:%u: more than %d steps", name, line, SP_MAX_STEPS);
 			free(l);
 			rc = -E2BIG;
 			break;
 		}
-		if (out->n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			struct rj_step *ns = realloc(out->steps, nc * sizeof(*ns));
-
-			if (!ns) {
-				free(l);
-				rc = -ENOMEM;
-				break;
-			}
-			out->steps = ns;
-			cap = nc;
+		if ((rc = PB_ARRAY_RESERVE_ONE(out->steps, out->n, cap))) {
+			free(l);
+			break;
 		}
 		memset(&out->steps[out->n], 0, sizeof(out->steps[0]));
 		out->steps[out->n].line = line;
@@ -234,7 +227,7 @@ int rj_script_parse(const char *buf, size_t len, const char *name, struct rj_scr
 		out->n++;
 	}
 	if (rc) {
-		rj_script_release(out);
+		sp_script_release(out);
 		return rc;
 	}
 	if (out->n)

@@ -1,4 +1,4 @@
-/* passes.c: the specializer's transforms on instruction arrays: constant
+/* passes.c: the transforms on instruction arrays (bpfrewrite.h): constant
  * inlining of configuration map values, constant folding + dead-path
  * elimination, branch-site discovery from profile counters, branch
  * specialization behind a guard (with the ctx spill its fallback needs)
@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rejit/rejit.h"
+#include "bpfrewrite/bpfrewrite.h"
 
 #define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
 						.off = (o), .imm = (i) })
 
-static void report_begin(struct rj_report *r, const struct rj_insns *p)
+static void report_begin(struct rw_report *r, const struct rw_insns *p)
 {
 	if (!r)
 		return;
@@ -20,14 +20,14 @@ static void report_begin(struct rj_report *r, const struct rj_insns *p)
 	r->insns_before = (uint32_t)p->n;
 }
 
-static void report_edit(struct rj_report *r, size_t insn, int64_t a, int64_t b, int64_t c)
+static void report_edit(struct rw_report *r, size_t insn, int64_t a, int64_t b, int64_t c)
 {
-	if (!r || r->n_edits >= RJ_MAX_EDITS)
+	if (!r || r->n_edits >= RW_MAX_EDITS)
 		return;
-	r->edits[r->n_edits++] = (struct rj_edit){ (uint32_t)insn, a, b, c };
+	r->edits[r->n_edits++] = (struct rw_edit){ (uint32_t)insn, a, b, c };
 }
 
-static void report_end(struct rj_report *r, const struct rj_insns *p)
+static void report_end(struct rw_report *r, const struct rw_insns *p)
 {
 	if (r)
 		r->insns_after = (uint32_t)p->n;
@@ -46,30 +46,30 @@ static int ldx_size(const struct bpf_insn *in)
 	return 0;
 }
 
-int rj_pass_const_inline(struct rj_insns *p, int map_fd, const void *val, size_t len,
-			 struct rj_report *r)
+int rw_pass_const_inline(struct rw_insns *p, int map_fd, const void *val, size_t len,
+			 struct rw_report *r)
 {
-	struct rj_state *st;
+	struct rw_state *st;
 	size_t i;
 	int err;
 
 	report_begin(r, p);
-	err = rj_analyze(p, &st);
+	err = rw_analyze(p, &st);
 	if (err)
 		return err;
 	/* walk backwards: a 64-bit value that needs an ld_imm64 grows the
 	 * array by one, which must not move what is still to be visited */
 	for (i = p->n; i-- > 0;) {
 		struct bpf_insn *in = &p->v[i];
-		const struct rj_val *base;
+		const struct rw_val *base;
 		int sz = ldx_size(in);
 		uint64_t v = 0;
 		int64_t off;
 
-		if (!sz || !st[i].reached || (i > 0 && rj_is_ldimm64(&p->v[i - 1])))
+		if (!sz || !st[i].reached || (i > 0 && rw_is_ldimm64(&p->v[i - 1])))
 			continue;
 		base = &st[i].r[in->src_reg];
-		if (base->kind != RJ_MAPVAL || base->fd != map_fd)
+		if (base->kind != RW_MAPVAL || base->fd != map_fd)
 			continue;
 		off = base->v + in->off;
 		if (off < 0 || (size_t)off + (size_t)sz > len)
@@ -84,7 +84,7 @@ int rj_pass_const_inline(struct rj_insns *p, int map_fd, const void *val, size_t
 			struct bpf_insn hi = INSN(0, 0, 0, 0, (int32_t)(v >> 32));
 
 			*in = INSN(BPF_LD | BPF_IMM | BPF_DW, in->dst_reg, 0, 0, (int32_t)(uint32_t)v);
-			if ((err = rj_insns__insert(p, i + 1, &hi, 1)))
+			if ((err = rw_insns__insert(p, i + 1, &hi, 1)))
 				break;
 		}
 	}
@@ -98,9 +98,9 @@ static bool is_nop_ja(const struct bpf_insn *in)
 	return in->code == (BPF_JMP | BPF_JA) && in->off == 0;
 }
 
-int rj_pass_fold_dce(struct rj_insns *p, struct rj_report *r)
+int rw_pass_fold_dce(struct rw_insns *p, struct rw_report *r)
 {
-	struct rj_state *st = NULL;
+	struct rw_state *st = NULL;
 	bool *reach = NULL, changed = true;
 	int err = 0, rounds = 0;
 	size_t i, cnt;
@@ -109,17 +109,17 @@ int rj_pass_fold_dce(struct rj_insns *p, struct rj_report *r)
 	while (changed && rounds++ < 16) {
 		changed = false;
 		free(st);
-		if ((err = rj_analyze(p, &st)))
+		if ((err = rw_analyze(p, &st)))
 			goto out;
 		for (i = 0; i < p->n; i++) {
 			struct bpf_insn *in = &p->v[i];
 			int c;
 
-			if (rj_is_ldimm64(in)) {
+			if (rw_is_ldimm64(in)) {
 				i++;
 				continue;
 			}
-			if (!st[i].reached || !rj_is_cond_jmp(in) || (c = rj_eval_cond(in, &st[i])) < 0)
+			if (!st[i].reached || !rw_is_cond_jmp(in) || (c = rw_eval_cond(in, &st[i])) < 0)
 				continue;
 			*in = INSN(BPF_JMP | BPF_JA, 0, 0, c ? in->off : 0, 0);
 			if (r)
@@ -133,7 +133,7 @@ int rj_pass_fold_dce(struct rj_insns *p, struct rj_report *r)
 			err = -ENOMEM;
 			goto out;
 		}
-		if ((err = rj_insns__reachable(p, reach)))
+		if ((err = rw_insns__reachable(p, reach)))
 			goto out;
 		/* delete everything unreachable at once: unreachable code may
 		 * jump into other unreachable code */
@@ -145,7 +145,7 @@ int rj_pass_fold_dce(struct rj_insns *p, struct rj_report *r)
 				reach[i] = false;
 			}
 		if (cnt) {
-			if ((err = rj_insns__delete_mask(p, reach)))
+			if ((err = rw_insns__delete_mask(p, reach)))
 				goto out;
 			if (r)
 				r->removed += (uint32_t)cnt;
@@ -153,10 +153,10 @@ int rj_pass_fold_dce(struct rj_insns *p, struct rj_report *r)
 		}
 		/* `ja +0` left by folding: jumps to it fall to the next insn */
 		for (i = p->n; i-- > 0;) {
-			if (i > 0 && rj_is_ldimm64(&p->v[i - 1]))
+			if (i > 0 && rw_is_ldimm64(&p->v[i - 1]))
 				continue;
 			if (is_nop_ja(&p->v[i]) && i + 1 < p->n) {
-				if ((err = rj_insns__delete(p, i, 1, true)))
+				if ((err = rw_insns__delete(p, i, 1, true)))
 					goto out;
 				if (r)
 					r->removed++;
@@ -179,7 +179,7 @@ static bool is_atomic_add(const struct bpf_insn *in)
 
 /* Follow the straight line from i (through `ja`) to the first counter
  * increment; its map offset, or -1 at a branch/exit/too far. */
-static int64_t side_counter(const struct rj_insns *p, const struct rj_state *st, size_t i, int prof_fd)
+static int64_t side_counter(const struct rw_insns *p, const struct rw_state *st, size_t i, int prof_fd)
 {
 	int steps;
 
@@ -187,27 +187,27 @@ static int64_t side_counter(const struct rj_insns *p, const struct rj_state *st,
 		const struct bpf_insn *in = &p->v[i];
 
 		if (is_atomic_add(in) && st[i].reached) {
-			const struct rj_val *b = &st[i].r[in->dst_reg];
+			const struct rw_val *b = &st[i].r[in->dst_reg];
 
-			if (b->kind == RJ_MAPVAL && b->fd == prof_fd)
+			if (b->kind == RW_MAPVAL && b->fd == prof_fd)
 				return b->v + in->off;
 		}
-		if (rj_is_cond_jmp(in) || (BPF_CLASS(in->code) == BPF_JMP && BPF_OP(in->code) == BPF_EXIT))
+		if (rw_is_cond_jmp(in) || (BPF_CLASS(in->code) == BPF_JMP && BPF_OP(in->code) == BPF_EXIT))
 			return -1;
 		if (in->code == (BPF_JMP | BPF_JA))
 			i = i + 1 + in->off;
 		else
-			i += rj_is_ldimm64(in) ? 2 : 1;
+			i += rw_is_ldimm64(in) ? 2 : 1;
 	}
 	return -1;
 }
 
-int rj_find_site(const struct rj_insns *p, int prof_fd, int64_t taken_off, int64_t not_off,
-		 struct rj_site *site)
+int rw_find_site(const struct rw_insns *p, int prof_fd, int64_t taken_off, int64_t not_off,
+		 struct rw_site *site)
 {
-	struct rj_state *st;
+	struct rw_state *st;
 	size_t i;
-	int found = 0, err = rj_analyze(p, &st);
+	int found = 0, err = rw_analyze(p, &st);
 
 	if (err)
 		return err;
@@ -215,11 +215,11 @@ int rj_find_site(const struct rj_insns *p, int prof_fd, int64_t taken_off, int64
 		const struct bpf_insn *in = &p->v[i];
 		int64_t ft, tg;
 
-		if (rj_is_ldimm64(in)) {
+		if (rw_is_ldimm64(in)) {
 			i++;
 			continue;
 		}
-		if (!st[i].reached || !rj_is_cond_jmp(in))
+		if (!st[i].reached || !rw_is_cond_jmp(in))
 			continue;
 		ft = side_counter(p, st, i + 1, prof_fd);
 		tg = side_counter(p, st, i + 1 + in->off, prof_fd);
@@ -236,22 +236,22 @@ int rj_find_site(const struct rj_insns *p, int prof_fd, int64_t taken_off, int64
 	return found ? 0 : -ENOENT;
 }
 
-int rj_free_stack_slot(const struct rj_insns *p, int16_t *slot)
+int rw_free_stack_slot(const struct rw_insns *p, int16_t *slot)
 {
-	struct rj_state *st;
+	struct rw_state *st;
 	int64_t lowest = 0;
 	size_t i;
-	int err = rj_analyze(p, &st);
+	int err = rw_analyze(p, &st);
 
 	if (err)
 		return err;
 	for (i = 0; i < p->n && !err; i++) {
 		const struct bpf_insn *in = &p->v[i];
 		uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
-		const struct rj_val *d = &st[i].r[in->dst_reg], *s = &st[i].r[in->src_reg];
+		const struct rw_val *d = &st[i].r[in->dst_reg], *s = &st[i].r[in->src_reg];
 		int r;
 
-		if (rj_is_ldimm64(in)) {
+		if (rw_is_ldimm64(in)) {
 			i++;
 			continue;
 		}
@@ -259,31 +259,31 @@ int rj_free_stack_slot(const struct rj_insns *p, int16_t *slot)
 			continue;
 		switch (cls) {
 		case BPF_LDX:
-			if (s->kind == RJ_FP && s->v + in->off < lowest)
+			if (s->kind == RW_FP && s->v + in->off < lowest)
 				lowest = s->v + in->off;
 			break;
 		case BPF_ST:
 		case BPF_STX:
-			if (d->kind == RJ_FP && d->v + in->off < lowest)
+			if (d->kind == RW_FP && d->v + in->off < lowest)
 				lowest = d->v + in->off;
-			if (cls == BPF_STX && s->kind == RJ_FP)
+			if (cls == BPF_STX && s->kind == RW_FP)
 				err = -EOPNOTSUPP;	/* a frame pointer stored away */
 			break;
 		case BPF_JMP:
 		case BPF_JMP32:
 			if (op == BPF_CALL)
 				for (r = 1; r <= 5; r++)	/* helper args into the frame */
-					if (st[i].r[r].kind == RJ_FP && st[i].r[r].v < lowest)
+					if (st[i].r[r].kind == RW_FP && st[i].r[r].v < lowest)
 						lowest = st[i].r[r].v;
 			break;
 		case BPF_ALU:
 		case BPF_ALU64:
 			if (in->dst_reg == BPF_REG_10)
 				break;
-			if (BPF_SRC(in->code) == BPF_X && s->kind == RJ_FP &&
+			if (BPF_SRC(in->code) == BPF_X && s->kind == RW_FP &&
 			    !(cls == BPF_ALU64 && op == BPF_MOV))
 				err = -EOPNOTSUPP;
-			if (d->kind == RJ_FP && op != BPF_MOV &&
+			if (d->kind == RW_FP && op != BPF_MOV &&
 			    !(cls == BPF_ALU64 && (op == BPF_ADD || op == BPF_SUB) && BPF_SRC(in->code) == BPF_K))
 				err = -EOPNOTSUPP;
 			break;
@@ -299,13 +299,13 @@ int rj_free_stack_slot(const struct rj_insns *p, int16_t *slot)
 	return 0;
 }
 
-int rj_pass_spill_ctx(struct rj_insns *p, int16_t slot, struct rj_report *r)
+int rw_pass_spill_ctx(struct rw_insns *p, int16_t slot, struct rw_report *r)
 {
 	struct bpf_insn spill = INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_1, slot, 0);
 	int err;
 
 	report_begin(r, p);
-	err = rj_insns__insert(p, 0, &spill, 1);
+	err = rw_insns__insert(p, 0, &spill, 1);
 	report_edit(r, 0, slot, 0, 0);
 	report_end(r, p);
 	return err;
@@ -319,7 +319,7 @@ static void ld_map(struct bpf_insn *o, int reg, int src, int fd, int32_t off)
 
 /* The fallback every guard shares: reload ctx, tail-call the generic
  * program, and if that fails count it and return the fallback verdict. */
-static size_t fallback_tail(struct bpf_insn *t, const struct rj_guard *g)
+static size_t fallback_tail(struct bpf_insn *t, const struct rw_guard *g)
 {
 	size_t n = 0;
 
@@ -336,18 +336,18 @@ static size_t fallback_tail(struct bpf_insn *t, const struct rj_guard *g)
 	return n;
 }
 
-static long find_seq(const struct rj_insns *p, const struct bpf_insn *seq, size_t n)
+static long find_seq(const struct rw_insns *p, const struct bpf_insn *seq, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i + n <= p->n; i++)
-		if (!memcmp(&p->v[i], seq, n * sizeof(*seq)) && (i == 0 || !rj_is_ldimm64(&p->v[i - 1])))
+		if (!memcmp(&p->v[i], seq, n * sizeof(*seq)) && (i == 0 || !rw_is_ldimm64(&p->v[i - 1])))
 			return (long)i;
 	return -1;
 }
 
-int rj_pass_branch_spec(struct rj_insns *p, const struct rj_site *site, bool hot_taken,
-			const struct rj_guard *g, struct rj_report *r)
+int rw_pass_branch_spec(struct rw_insns *p, const struct rw_site *site, bool hot_taken,
+			const struct rw_guard *g, struct rw_report *r)
 {
 	struct bpf_insn stub[8], tail[16];
 	size_t n = 0, nt, s, j = site->jmp;
@@ -356,14 +356,14 @@ int rj_pass_branch_spec(struct rj_insns *p, const struct rj_site *site, bool hot
 	int err;
 
 	report_begin(r, p);
-	if (j >= p->n || !rj_is_cond_jmp(&p->v[j]))
+	if (j >= p->n || !rw_is_cond_jmp(&p->v[j]))
 		return -EINVAL;
 	/* the fallback tail, once per program: a later guard reuses it */
 	nt = fallback_tail(tail, g);
 	t = find_seq(p, tail, nt);
 	if (t < 0) {
 		t = (long)p->n;
-		if ((err = rj_insns__insert(p, p->n, tail, nt)))
+		if ((err = rw_insns__insert(p, p->n, tail, nt)))
 			return err;
 	}
 	/* this guard's own part: count the failure, go to the tail */
@@ -373,7 +373,7 @@ int rj_pass_branch_spec(struct rj_insns *p, const struct rj_site *site, bool hot
 	s = p->n;
 	stub[n] = INSN(BPF_JMP | BPF_JA, 0, 0, (int16_t)(t - (long)(s + n) - 1), 0);
 	n++;
-	if ((err = rj_insns__insert(p, s, stub, n)))
+	if ((err = rw_insns__insert(p, s, stub, n)))
 		return err;
 	cold_is_target = site->taken_is_target != hot_taken;
 	if (cold_is_target) {
@@ -387,7 +387,7 @@ int rj_pass_branch_spec(struct rj_insns *p, const struct rj_site *site, bool hot
 
 		if ((long)s - (long)j - 1 > INT16_MAX)
 			return -E2BIG;
-		if ((err = rj_insns__insert(p, j + 1, &ja, 1)))
+		if ((err = rw_insns__insert(p, j + 1, &ja, 1)))
 			return err;
 		s++;
 	}
@@ -396,7 +396,7 @@ int rj_pass_branch_spec(struct rj_insns *p, const struct rj_site *site, bool hot
 	return 0;
 }
 
-int rj_pass_hash_unroll(struct rj_insns *p, uint32_t rounds, struct rj_report *r)
+int rw_pass_hash_unroll(struct rw_insns *p, uint32_t rounds, struct rw_report *r)
 {
 	struct bpf_insn loop[] = {
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
@@ -421,7 +421,7 @@ int rj_pass_hash_unroll(struct rj_insns *p, uint32_t rounds, struct rj_report *r
 	if (p->n && p->v[0].code == (BPF_STX | BPF_MEM | BPF_DW) && p->v[0].dst_reg == BPF_REG_10 &&
 	    p->v[0].src_reg == BPF_REG_1)
 		pos = 1;
-	err = rj_insns__insert(p, pos, loop, sizeof(loop) / sizeof(loop[0]));
+	err = rw_insns__insert(p, pos, loop, sizeof(loop) / sizeof(loop[0]));
 	report_edit(r, pos, rounds, 8, 0);
 	report_end(r, p);
 	return err;
