@@ -19,7 +19,7 @@
 #include <elf.h>
 #include <capstone/capstone.h>
 
-#include "elf/elf_image.h"
+#include "elf/insn.h"
 
 #define CTX_BEFORE 6		/* listing: instructions before the offset */
 #define CTX_AFTER 6		/* ... and after it */
