@@ -11,6 +11,11 @@
  * polls). The OS-effect programs (scheduler, block I/O, faults, exit) live
  * in effects.bpf.h, included at the end so both share the per-thread state
  * in one object. Nothing here knows any application.
+ *
+ * This file holds the configuration and the programs; the rest is in the
+ * pieces it includes, in order: maps.bpf.h (maps, per-thread state),
+ * invariants.bpf.h, predictions.bpf.h, event.bpf.h (process_event and its
+ * stages), stash.bpf.h (WAIT spans, argument stashes), effects.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
