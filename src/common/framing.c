@@ -91,48 +91,47 @@ struct frame_writer *frame_writer__create(const char *path, const char magic[FRA
 	}
 	flags |= opts && opts->exclusive ? O_EXCL : O_TRUNC;
 	w = calloc(1, sizeof(*w));
+	if (w)
+		w->fd = -1;
 	hdr = calloc(1, FRAME_FILE_HDR_MIN + hdr_len);
-	if (!w || !hdr)
-		goto err_nomem;
+	if (!w || !hdr) {
+		err = -ENOMEM;
+		goto err_out;
+	}
 	w->fsync_each = opts && opts->fsync_each;
 	w->fd = open(path, flags, mode);
 	if (w->fd < 0) {
-		err = errno;
+		err = -errno;
 		goto err_out;
 	}
 	/* O_CREAT honours the umask; the mode is a promise (traces hold
 	 * application pointers), so set it explicitly */
 	if (fchmod(w->fd, mode) < 0) {
-		err = errno;
-		goto err_close;
+		err = -errno;
+		goto err_out;
 	}
 	memcpy(hdr, magic, FRAME_MAGIC_LEN);
 	put_u32(hdr + 8, version);
 	put_u32(hdr + 12, (uint32_t)(FRAME_FILE_HDR_MIN + hdr_len));
 	if (hdr_len)
 		memcpy(hdr + FRAME_FILE_HDR_MIN, hdr_payload, hdr_len);
-	err = -pb_write_all(w->fd, hdr, FRAME_FILE_HDR_MIN + hdr_len);
+	err = pb_write_all(w->fd, hdr, FRAME_FILE_HDR_MIN + hdr_len);
 	if (err)
-		goto err_close;
+		goto err_out;
 	w->bytes = FRAME_FILE_HDR_MIN + hdr_len;
 	if (w->fsync_each && fsync(w->fd) < 0) {
-		err = errno;
-		goto err_close;
+		err = -errno;
+		goto err_out;
 	}
 	free(hdr);
 	return w;
 
-err_close:
-	close(w->fd);
 err_out:
+	if (w && w->fd >= 0)
+		close(w->fd);
 	free(hdr);
 	free(w);
-	errno = err;
-	return NULL;
-err_nomem:
-	free(hdr);
-	free(w);
-	errno = ENOMEM;
+	errno = -err;
 	return NULL;
 }
 
@@ -257,48 +256,48 @@ struct frame_reader *frame_reader__open(const char *path, const char magic[FRAME
 	 * reader reads with pread(2), so only a regular file can work. */
 	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0) {
-		err = errno;
-		goto err_free;
+		err = -errno;
+		goto err_out;
 	}
 	if (fstat(r->fd, &st) < 0) {
-		err = errno;
-		goto err_close;
+		err = -errno;
+		goto err_out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-		goto err_close;
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto err_out;
 	}
 	n = read_full(r->fd, fixed, sizeof(fixed), 0);
 	if (n < 0) {
-		err = -n;
-		goto err_close;
+		err = n;
+		goto err_out;
 	}
 	if (n < FRAME_FILE_HDR_MIN || memcmp(fixed, magic, FRAME_MAGIC_LEN)) {
-		err = EBADMSG;
-		goto err_close;
+		err = -EBADMSG;
+		goto err_out;
 	}
 	ver = get_u32(fixed + 8);
 	hl = get_u32(fixed + 12);
 	/* a header longer than the file is bad: say so before allocating
 	 * up to FRAME_MAX_CHUNK for it */
 	if (hl < FRAME_FILE_HDR_MIN || hl > FRAME_MAX_CHUNK || hl > st.st_size) {
-		err = EBADMSG;
-		goto err_close;
+		err = -EBADMSG;
+		goto err_out;
 	}
 	if (ver > max_version) {
-		err = EPROTONOSUPPORT;
-		goto err_close;
+		err = -EPROTONOSUPPORT;
+		goto err_out;
 	}
 	r->hdr_len = hl - FRAME_FILE_HDR_MIN;
 	r->hdr = calloc(1, r->hdr_len + 1);
 	if (!r->hdr) {
-		err = ENOMEM;
-		goto err_close;
+		err = -ENOMEM;
+		goto err_out;
 	}
 	n = read_full(r->fd, r->hdr, r->hdr_len, FRAME_FILE_HDR_MIN);
 	if (n < 0 || (size_t)n != r->hdr_len) {
-		err = n < 0 ? -n : EBADMSG;
-		goto err_close;
+		err = n < 0 ? n : -EBADMSG;
+		goto err_out;
 	}
 	r->off = hl;
 	if (version)
@@ -309,12 +308,9 @@ struct frame_reader *frame_reader__open(const char *path, const char magic[FRAME
 		*hdr_len = r->hdr_len;
 	return r;
 
-err_close:
-	close(r->fd);
-err_free:
-	free(r->hdr);
-	free(r);
-	errno = err;
+err_out:
+	frame_reader__free(r);
+	errno = -err;
 	return NULL;
 }
 

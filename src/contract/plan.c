@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include "contract/plan.h"
 #include "elf/elf_image.h"
+#include "elf/insn.h"
+#include "elf/proc_maps.h"
+#include "elf/usdt.h"
 #include "common/digest.h"
 #include "common/log.h"
 

@@ -1,9 +1,10 @@
 /* elf_image.h: what probity needs to know about one ELF file on disk.
  *
  * GNU build-id, function symbols from .symtab and .dynsym, virtual address
- * to file offset translation (what uprobes take), raw code bytes, and USDT
- * notes from .note.stapsdt. Backed by libelf; the file stays open while the
- * image lives.
+ * to file offset translation (what uprobes take) and raw code bytes. Backed
+ * by libelf; the file stays open while the image lives. USDT notes are in
+ * usdt.h, instruction boundaries in insn.h, a process's mapped files in
+ * proc_maps.h.
  */
 #ifndef PROBITY_ELF_IMAGE_H
 #define PROBITY_ELF_IMAGE_H
@@ -11,7 +12,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #define ELF_BUILD_ID_MAX 64
 
@@ -28,18 +28,6 @@ struct elf_symbol {
 				 * the implementation the program will call */
 	const char *version;	/* symbol version ("GLIBC_2.14"), NULL if none;
 				 * owned by the image */
-};
-
-struct elf_usdt_note {
-	const char *provider;	/* owned by the image */
-	const char *name;
-	const char *args;	/* argument spec string, e.g. "-4@%edi 8@%rsi" */
-	uint64_t pc;		/* note's location (link-time vaddr, already
-				 * adjusted for prelink via .stapsdt.base) */
-	uint64_t file_offset;	/* file offset of pc */
-	uint64_t semaphore;	/* vaddr of the semaphore, 0 if none */
-	uint64_t semaphore_file_offset; /* 0 if none */
-	int n_args;
 };
 
 /* Open path; NULL with errno set on failure (ENOENT, EACCES, ...;
@@ -109,76 +97,5 @@ int elf_image__read(const struct elf_image *img, uint64_t vaddr, void *buf,
 /* How many file-backed bytes follow vaddr in its PT_LOAD segment. */
 int elf_image__mapped_len(const struct elf_image *img, uint64_t vaddr,
 			  uint64_t *len);
-
-/* USDT notes from .note.stapsdt; the array is owned by the image.
- * Returns the count (>= 0) or -errno. */
-int elf_image__usdt_notes(const struct elf_image *img,
-			  const struct elf_usdt_note **notes);
-
-/* ---- instruction boundaries (Capstone) ---- */
-
-struct insn_site_check {
-	bool in_bounds;		/* offset < symbol size (or size unknown) */
-	bool on_boundary;	/* offset starts an instruction */
-	uint32_t insn_len;	/* length of the instruction at offset */
-	char insn_text[96];	/* "push rbp" etc. */
-	bool is_nop5;		/* 5-byte nop (optimizable by the kernel) */
-	bool needs_emulation;	/* the kernel emulates/single-steps it (warn) */
-	uint64_t prev_boundary;	/* start of the instruction holding offset
-				 * (== offset when on_boundary) */
-	uint64_t next_boundary;	/* start of the instruction after it; both
-				 * relative to the symbol, like offset */
-	bool decode_failed;	/* Capstone could not decode the bytes at
-				 * decode_failed_at <= offset: the verdict is
-				 * "not verified", on_boundary is false */
-	uint64_t decode_failed_at;
-	char note[64];		/* why the kernel emulates / single-steps the
-				 * instruction, e.g. "rip-relative: executed
-				 * out of line with fixup" */
-	char *listing;		/* disassembly around offset, one insn per line,
-				 * the offending line marked; caller frees */
-};
-
-/* Disassemble sym from its start and check that offset lands on an
- * instruction boundary inside [0, size). 0 on success (see out fields;
- * a bad offset is not an error return), -errno when the code could not be
- * read (-ENOENT: sym not file-backed, -ERANGE: offset past the file data,
- * -E2BIG: offset beyond 16 MiB into the function) or the architecture is
- * unsupported (-EOPNOTSUPP: x86-64 only).
- *
- * A symbol of size 0 is checked against its first 4096 bytes (or up to the
- * end of its segment). insn_len, insn_text, is_nop5, needs_emulation and
- * note describe the instruction at offset, so they are set only when
- * on_boundary. On success listing is always set (for an out-of-bounds
- * offset it is one line saying so); insn_site_check__clear() frees it. */
-int elf_image__check_insn_boundary(const struct elf_image *img,
-				   const struct elf_symbol *sym, uint64_t offset,
-				   struct insn_site_check *out);
-void insn_site_check__clear(struct insn_site_check *c);
-
-/* ---- running processes ---- */
-
-struct proc_mapping {
-	char *path;		/* openable path: /proc/PID/root/<map_path>, or
-				 * /proc/PID/map_files/<start>-<end> for a
-				 * deleted or replaced file */
-	char *map_path;		/* path as printed in /proc/PID/maps, without
-				 * the " (deleted)" suffix */
-	uint64_t start, end, pgoff;
-	bool exec;
-	bool deleted;		/* maps says "(deleted)": the file was unlinked
-				 * or replaced; path then goes through
-				 * /proc/PID/map_files when that is readable */
-	dev_t dev;
-	ino_t ino;
-};
-
-/* File-backed mappings of a process, one entry per distinct file (the
- * first executable mapping, else the first mapping). Returns count or -errno
- * (-ESRCH when the process is gone, -EACCES, ...). Caller frees with
- * proc_mappings__free. The main executable is resolved via /proc/PID/exe
- * and returned first. */
-int proc_mappings__read(pid_t pid, struct proc_mapping **out);
-void proc_mappings__free(struct proc_mapping *maps, int n);
 
 #endif

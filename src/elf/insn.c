@@ -19,7 +19,7 @@
 #include <elf.h>
 #include <capstone/capstone.h>
 
-#include "elf/elf_image.h"
+#include "elf/insn.h"
 
 #define CTX_BEFORE 6		/* listing: instructions before the offset */
 #define CTX_AFTER 6		/* ... and after it */
@@ -186,20 +186,195 @@ static int out_of_bounds(const struct elf_symbol *sym, uint64_t offset,
 	return 0;
 }
 
+/* The bytes the sweep reads: from the symbol's start to a few
+ * instructions past the offset. Only those matter; a function may run past
+ * the end of the file data (hostile or truncated file): decode what is
+ * there. *bufp is malloc'ed. */
+static int read_code(const struct elf_image *img, const struct elf_symbol *sym,
+		     uint64_t offset, uint64_t fn_len, uint64_t avail, uint8_t **bufp,
+		     uint64_t *needp)
+{
+	uint64_t need = offset + (CTX_AFTER + 1) * X86_MAX_INSN;
+	uint8_t *buf;
+	int err;
+
+	if (need < offset || need > fn_len)
+		need = fn_len;
+	if (need > avail)
+		need = avail;
+	if (offset >= need)
+		return -ERANGE;
+	if (need > MAX_SCAN)
+		return -E2BIG;
+	buf = malloc(need);
+	if (!buf)
+		return -ENOMEM;
+	err = elf_image__read(img, sym->vaddr, buf, need);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*bufp = buf;
+	*needp = need;
+	return 0;
+}
+
+/* What the linear sweep saw around the offset. */
+struct sweep {
+	struct span before[CTX_BEFORE];	/* ring of the last instructions
+					 * ending before the offset */
+	int nbefore, head;
+	struct span target;		/* the instruction holding the offset */
+	bool found;			/* target decoded */
+	struct span after[CTX_AFTER];
+	int nafter;
+	bool failed;			/* decoding stopped at fail_at */
+	uint64_t fail_at;
+};
+
+/* The linear sweep from the symbol start, detail off (faster). */
+static int sweep_code(csh cs, const uint8_t *buf, size_t len, uint64_t offset,
+		      struct sweep *sw)
+{
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *code = buf;
+	uint64_t addr = 0;
+
+	if (!insn)
+		return -ENOMEM;
+	while (len > 0) {
+		uint64_t start = addr;
+
+		if (!cs_disasm_iter(cs, &code, &len, &addr, insn)) {
+			sw->failed = true;
+			sw->fail_at = start;
+			break;
+		}
+		if (start + insn->size <= offset) {
+			sw->before[sw->head] = (struct span){ start, insn->size };
+			sw->head = (sw->head + 1) % CTX_BEFORE;
+			if (sw->nbefore < CTX_BEFORE)
+				sw->nbefore++;
+		} else if (start <= offset) {
+			sw->target = (struct span){ start, insn->size };
+			sw->found = true;
+		} else {
+			sw->after[sw->nafter++] = (struct span){ start, insn->size };
+			if (sw->nafter == CTX_AFTER)
+				break;
+		}
+	}
+	cs_free(insn, 1);
+	return 0;
+}
+
+/* The verdict from the sweep: boundaries, and the instruction at the
+ * offset (decoded again, with detail) when it starts one. */
+static void judge_offset(csh cs, const uint8_t *buf, uint64_t need,
+			 const struct elf_symbol *sym, uint64_t offset,
+			 const struct sweep *sw, struct insn_site_check *out)
+{
+	cs_insn *d = NULL;
+	size_t n;
+
+	if (!sw->found) {
+		/* The sweep stopped at or before the offset: whatever is
+		 * there was never decoded, so it is not verified. */
+		out->decode_failed = true;
+		out->decode_failed_at = sw->failed ? sw->fail_at : need;
+		out->prev_boundary = out->next_boundary = out->decode_failed_at;
+		return;
+	}
+	out->prev_boundary = sw->target.off;
+	out->next_boundary = sw->target.off + sw->target.len;
+	out->on_boundary = sw->target.off == offset;
+	if (!out->on_boundary)
+		return;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	n = cs_disasm(cs, buf + offset, need - offset, sym->vaddr + offset, 1, &d);
+	if (n == 1) {
+		out->insn_len = d->size;
+		format_insn(d, out->insn_text, sizeof(out->insn_text));
+		classify(cs, d, out);
+	}
+	cs_free(d, n);
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_OFF);
+}
+
+/* The listing into f: before[] oldest first, the target, after[]. */
+static void print_listing(FILE *f, csh cs, const uint8_t *buf, uint64_t need,
+			  const struct elf_symbol *sym, uint64_t offset,
+			  const struct sweep *sw, const struct insn_site_check *out)
+{
+	struct span win[CTX_BEFORE + 1 + CTX_AFTER];
+	struct listing l = { f, cs, buf, need, sym->vaddr, 0, 0 };
+	int nwin = 0, mark = -1, i;
+
+	for (i = 0; i < sw->nbefore; i++)
+		win[nwin++] = sw->before[(sw->head - sw->nbefore + i + CTX_BEFORE) % CTX_BEFORE];
+	if (sw->found) {
+		mark = nwin;
+		win[nwin++] = sw->target;
+		for (i = 0; i < sw->nafter; i++)
+			win[nwin++] = sw->after[i];
+	}
+	listing_widths(&l, win, nwin);
+	if (!sw->found) {
+		struct span bad = { out->decode_failed_at, 1 };
+
+		listing_widths(&l, &bad, 1);
+	}
+	for (i = 0; i < nwin; i++) {
+		listing_line(&l, &win[i], i == mark);
+		if (i == mark && !out->on_boundary)
+			fprintf(f, "   offset +%llu falls inside the %u-byte instruction at +%llu\n",
+				(unsigned long long)offset, sw->target.len,
+				(unsigned long long)sw->target.off);
+	}
+	if (sw->found && sw->failed && sw->nafter < CTX_AFTER)
+		fprintf(f, "   (cannot decode the bytes at +%llu)\n",
+			(unsigned long long)sw->fail_at);
+	if (!sw->found) {
+		char lab[64];
+
+		label(lab, sizeof(lab), sym->vaddr, out->decode_failed_at);
+		fprintf(f, "=> %-*s  (cannot decode)\n", l.label_w, lab);
+		fprintf(f, "   cannot decode the bytes at +%llu: offset +%llu not verified\n",
+			(unsigned long long)out->decode_failed_at,
+			(unsigned long long)offset);
+	}
+}
+
+/* out->listing: print_listing into a malloc'ed string. */
+static int make_listing(csh cs, const uint8_t *buf, uint64_t need,
+			const struct elf_symbol *sym, uint64_t offset,
+			const struct sweep *sw, struct insn_site_check *out)
+{
+	char *text = NULL;
+	size_t text_sz = 0;
+	FILE *f;
+
+	f = open_memstream(&text, &text_sz);
+	if (!f)
+		return -ENOMEM;
+	print_listing(f, cs, buf, need, sym, offset, sw, out);
+	if (fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	out->listing = text;
+	return 0;
+}
+
 int elf_image__check_insn_boundary(const struct elf_image *img,
 				   const struct elf_symbol *sym, uint64_t offset,
 				   struct insn_site_check *out)
 {
-	struct span before[CTX_BEFORE], after[CTX_AFTER], target = { 0, 0 };
-	int nbefore = 0, head = 0, nafter = 0, i, err = 0;
-	uint64_t avail, fn_len, need, fail_at = 0;
-	bool found = false, failed = false;
-	cs_insn *insn = NULL;
+	struct sweep sw = {};
+	uint64_t avail, fn_len, need = 0;
 	uint8_t *buf = NULL;
-	char *text = NULL;
-	size_t text_sz = 0;
-	FILE *f = NULL;
 	csh cs = 0;
+	int err;
 
 	if (!img || !sym || !out)
 		return -EINVAL;
@@ -215,152 +390,20 @@ int elf_image__check_insn_boundary(const struct elf_image *img,
 		return out_of_bounds(sym, offset, fn_len, out);
 	out->in_bounds = true;
 
-	/* Only the bytes up to the offset and a few instructions after it
-	 * matter; a function may run past the end of the file data (hostile
-	 * or truncated file): decode what is there. */
-	need = offset + (CTX_AFTER + 1) * X86_MAX_INSN;
-	if (need < offset || need > fn_len)
-		need = fn_len;
-	if (need > avail)
-		need = avail;
-	if (offset >= need)
-		return -ERANGE;
-	if (need > MAX_SCAN)
-		return -E2BIG;
-	buf = malloc(need);
-	if (!buf)
-		return -ENOMEM;
-	err = elf_image__read(img, sym->vaddr, buf, need);
+	err = read_code(img, sym, offset, fn_len, avail, &buf, &need);
 	if (err)
 		goto out;
-
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		cs = 0;
 		err = -ENOMEM;
 		goto out;
 	}
-	insn = cs_malloc(cs);
-	if (!insn) {
-		err = -ENOMEM;
+	err = sweep_code(cs, buf, need, offset, &sw);
+	if (err)
 		goto out;
-	}
-
-	/* The sweep, detail off (faster); before[] is a ring of the last
-	 * CTX_BEFORE instructions ending before the offset. */
-	{
-		const uint8_t *code = buf;
-		size_t left = need;
-		uint64_t addr = 0;
-
-		while (left > 0) {
-			uint64_t start = addr;
-
-			if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
-				failed = true;
-				fail_at = start;
-				break;
-			}
-			if (start + insn->size <= offset) {
-				before[head] = (struct span){ start, insn->size };
-				head = (head + 1) % CTX_BEFORE;
-				if (nbefore < CTX_BEFORE)
-					nbefore++;
-			} else if (start <= offset) {
-				target = (struct span){ start, insn->size };
-				found = true;
-			} else {
-				after[nafter++] = (struct span){ start, insn->size };
-				if (nafter == CTX_AFTER)
-					break;
-			}
-		}
-	}
-
-	if (found) {
-		out->prev_boundary = target.off;
-		out->next_boundary = target.off + target.len;
-		out->on_boundary = target.off == offset;
-		if (out->on_boundary) {
-			cs_insn *d = NULL;
-			size_t n;
-
-			cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-			n = cs_disasm(cs, buf + offset, need - offset, sym->vaddr + offset, 1, &d);
-			if (n == 1) {
-				out->insn_len = d->size;
-				format_insn(d, out->insn_text, sizeof(out->insn_text));
-				classify(cs, d, out);
-			}
-			cs_free(d, n);
-			cs_option(cs, CS_OPT_DETAIL, CS_OPT_OFF);
-		}
-	} else {
-		/* The sweep stopped at or before the offset: whatever is
-		 * there was never decoded, so it is not verified. */
-		out->decode_failed = true;
-		out->decode_failed_at = failed ? fail_at : need;
-		out->prev_boundary = out->next_boundary = out->decode_failed_at;
-	}
-
-	/* The listing: before[] oldest first, the target, after[]. */
-	f = open_memstream(&text, &text_sz);
-	if (!f) {
-		err = -ENOMEM;
-		goto out;
-	}
-	{
-		struct span win[CTX_BEFORE + 1 + CTX_AFTER];
-		struct listing l = { f, cs, buf, need, sym->vaddr, 0, 0 };
-		int nwin = 0, mark = -1;
-
-		for (i = 0; i < nbefore; i++)
-			win[nwin++] = before[(head - nbefore + i + CTX_BEFORE) % CTX_BEFORE];
-		if (found) {
-			mark = nwin;
-			win[nwin++] = target;
-			for (i = 0; i < nafter; i++)
-				win[nwin++] = after[i];
-		}
-		listing_widths(&l, win, nwin);
-		if (!found) {
-			struct span bad = { out->decode_failed_at, 1 };
-
-			listing_widths(&l, &bad, 1);
-		}
-		for (i = 0; i < nwin; i++) {
-			listing_line(&l, &win[i], i == mark);
-			if (i == mark && !out->on_boundary)
-				fprintf(f, "   offset +%llu falls inside the %u-byte instruction at +%llu\n",
-					(unsigned long long)offset, target.len,
-					(unsigned long long)target.off);
-		}
-		if (found && failed && nafter < CTX_AFTER)
-			fprintf(f, "   (cannot decode the bytes at +%llu)\n",
-				(unsigned long long)fail_at);
-		if (!found) {
-			char lab[64];
-
-			label(lab, sizeof(lab), sym->vaddr, out->decode_failed_at);
-			fprintf(f, "=> %-*s  (cannot decode)\n", l.label_w, lab);
-			fprintf(f, "   cannot decode the bytes at +%llu: offset +%llu not verified\n",
-				(unsigned long long)out->decode_failed_at,
-				(unsigned long long)offset);
-		}
-	}
-	if (fclose(f)) {
-		f = NULL;
-		err = -ENOMEM;
-		goto out;
-	}
-	f = NULL;
-	out->listing = text;
-	text = NULL;
-
+	judge_offset(cs, buf, need, sym, offset, &sw, out);
+	err = make_listing(cs, buf, need, sym, offset, &sw, out);
 out:
-	if (f)
-		fclose(f);
-	free(text);
-	if (insn)
-		cs_free(insn, 1);
 	if (cs)
 		cs_close(&cs);
 	free(buf);

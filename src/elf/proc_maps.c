@@ -25,7 +25,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "elf/elf_image.h"
+#include "common/array.h"
+#include "elf/proc_maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -98,15 +99,123 @@ void proc_mappings__free(struct proc_mapping *maps, int n)
 	free(maps);
 }
 
+/* The mappings collected so far, one per distinct file. */
+struct mapping_set {
+	struct proc_mapping *v;
+	int n;
+	size_t cap;
+};
+
+/* One file-backed line of maps: a new entry, or an update of its file's
+ * entry (keep the first mapping, unless this is the first executable
+ * one). 0 or -errno. */
+static int add_mapping(pid_t pid, struct mapping_set *set, struct maps_line *m)
+{
+	struct proc_mapping *p = NULL;
+	size_t len = strlen(m->path);
+	bool deleted = false;
+	dev_t dev;
+	int i, err;
+
+	if (len > strlen(DELETED_SUFFIX) &&
+	    !strcmp(m->path + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX)) {
+		m->path[len - strlen(DELETED_SUFFIX)] = '\0';
+		deleted = true;
+	}
+	dev = makedev(m->major, m->minor);
+	for (i = 0; i < set->n; i++)
+		if (set->v[i].dev == dev && set->v[i].ino == (ino_t)m->ino)
+			break;
+	if (i < set->n) {
+		if (set->v[i].exec || !m->exec)
+			return 0;
+		p = &set->v[i];
+		free(p->path);
+		p->path = NULL;
+	} else {
+		err = PB_ARRAY_RESERVE_ONE(set->v, (size_t)set->n, set->cap);
+		if (err)
+			return err;
+		p = &set->v[set->n++];
+		memset(p, 0, sizeof(*p));
+		p->map_path = strdup(m->path);
+		if (!p->map_path)
+			return -ENOMEM;
+	}
+	p->start = m->start;
+	p->end = m->end;
+	p->pgoff = m->pgoff;
+	p->exec = m->exec;
+	p->deleted = deleted;
+	p->dev = dev;
+	p->ino = (ino_t)m->ino;
+	p->path = resolve_path(pid, m, deleted);
+	if (!p->path)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Every file-backed line of /proc/PID/maps (f) into set. */
+static int read_maps(pid_t pid, FILE *f, struct mapping_set *set)
+{
+	char *line = NULL;
+	size_t line_sz = 0;
+	int err = 0;
+
+	for (;;) {
+		struct maps_line m;
+
+		errno = 0;
+		if (getline(&line, &line_sz, f) < 0) {
+			/* reading maps of a process that exits midway fails
+			 * with ESRCH; of one we may not trace, with EACCES */
+			if (ferror(f))
+				err = pid_gone_or(errno ? errno : EIO);
+			break;
+		}
+		if (!parse_maps_line(line, &m))
+			continue;
+		/* anonymous memory, [heap], [stack], [vdso], [vvar]... */
+		if (m.ino == 0 || m.path[0] != '/')
+			continue;
+		err = add_mapping(pid, set, &m);
+		if (err)
+			break;
+	}
+	free(line);
+	return err;
+}
+
+/* The main executable goes first. stat() of /proc/PID/exe follows the
+ * magic link to the mapped inode; the device number of maps and stat can
+ * differ on overlayfs, so the inode decides, the device only breaks
+ * ties. */
+static void exe_first(struct proc_mapping *v, int n, const struct stat *exe_st)
+{
+	int pick = -1, i;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].ino != exe_st->st_ino)
+			continue;
+		if (pick < 0 || v[i].dev == exe_st->st_dev)
+			pick = i;
+	}
+	if (pick > 0) {
+		struct proc_mapping t = v[pick];
+
+		memmove(&v[1], &v[0], pick * sizeof(*v));
+		v[0] = t;
+	}
+}
+
 int proc_mappings__read(pid_t pid, struct proc_mapping **out)
 {
-	struct proc_mapping *v = NULL;
-	char fname[64], *line = NULL;
-	int n = 0, cap = 0, i, err = 0;
-	size_t line_sz = 0;
+	struct mapping_set set = {};
 	struct stat exe_st;
+	char fname[64];
 	bool have_exe;
-	FILE *f = NULL;
+	FILE *f;
+	int err;
 
 	if (!out || pid <= 0)
 		return -EINVAL;
@@ -123,109 +232,14 @@ int proc_mappings__read(pid_t pid, struct proc_mapping **out)
 	f = fopen(fname, "re");
 	if (!f)
 		return pid_gone_or(errno);
-
-	for (;;) {
-		struct proc_mapping *p = NULL;
-		struct maps_line m;
-		size_t len;
-		bool deleted = false;
-		dev_t dev;
-
-		errno = 0;
-		if (getline(&line, &line_sz, f) < 0) {
-			/* reading maps of a process that exits midway fails
-			 * with ESRCH; of one we may not trace, with EACCES */
-			if (ferror(f)) {
-				err = pid_gone_or(errno ? errno : EIO);
-				goto out;
-			}
-			break;
-		}
-		if (!parse_maps_line(line, &m))
-			continue;
-		/* anonymous memory, [heap], [stack], [vdso], [vvar]... */
-		if (m.ino == 0 || m.path[0] != '/')
-			continue;
-		len = strlen(m.path);
-		if (len > strlen(DELETED_SUFFIX) &&
-		    !strcmp(m.path + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX)) {
-			m.path[len - strlen(DELETED_SUFFIX)] = '\0';
-			deleted = true;
-		}
-		dev = makedev(m.major, m.minor);
-		for (i = 0; i < n; i++)
-			if (v[i].dev == dev && v[i].ino == (ino_t)m.ino)
-				break;
-		if (i < n) {
-			/* keep the first mapping, unless this is the first
-			 * executable one */
-			if (v[i].exec || !m.exec)
-				continue;
-			p = &v[i];
-			free(p->path);
-			p->path = NULL;
-		} else {
-			if (n == cap) {
-				int ncap = cap ? cap * 2 : 16;
-				struct proc_mapping *t = realloc(v, ncap * sizeof(*t));
-
-				if (!t) {
-					err = -ENOMEM;
-					goto out;
-				}
-				v = t;
-				cap = ncap;
-			}
-			p = &v[n++];
-			memset(p, 0, sizeof(*p));
-			p->map_path = strdup(m.path);
-			if (!p->map_path) {
-				err = -ENOMEM;
-				goto out;
-			}
-		}
-		p->start = m.start;
-		p->end = m.end;
-		p->pgoff = m.pgoff;
-		p->exec = m.exec;
-		p->deleted = deleted;
-		p->dev = dev;
-		p->ino = (ino_t)m.ino;
-		p->path = resolve_path(pid, &m, deleted);
-		if (!p->path) {
-			err = -ENOMEM;
-			goto out;
-		}
-	}
-	/* The main executable goes first. stat() of /proc/PID/exe follows
-	 * the magic link to the mapped inode; the device number of maps and
-	 * stat can differ on overlayfs, so the inode decides, the device
-	 * only breaks ties. */
-	if (have_exe && n > 1) {
-		int pick = -1;
-
-		for (i = 0; i < n; i++) {
-			if (v[i].ino != exe_st.st_ino)
-				continue;
-			if (pick < 0 || v[i].dev == exe_st.st_dev)
-				pick = i;
-		}
-		if (pick > 0) {
-			struct proc_mapping t = v[pick];
-
-			memmove(&v[1], &v[0], pick * sizeof(*v));
-			v[0] = t;
-		}
-	}
-
-out:
-	free(line);
-	if (f)
-		fclose(f);
+	err = read_maps(pid, f, &set);
+	fclose(f);
 	if (err) {
-		proc_mappings__free(v, n);
+		proc_mappings__free(set.v, set.n);
 		return err;
 	}
-	*out = v;
-	return n;
+	if (have_exe && set.n > 1)
+		exe_first(set.v, set.n, &exe_st);
+	*out = set.v;
+	return set.n;
 }

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "engine/engine.h"
 #include "engine/attach.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "engine.skel.h"
 
@@ -285,9 +286,94 @@ static int on_record(void *ctx, void *data, size_t len)
 	return ret;
 }
 
-struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
+/* The engine's user-space buffers: summed stats, per-CPU read buffers,
+ * swept tombstone counts. */
+static int engine_alloc(struct engine *e, const struct plan *p)
+{
+	e->plan = p;
+	e->n_desc = (uint32_t)p->n_descriptors;
+	e->n_res = (uint32_t)p->manifest->n_resources;
+	e->ncpu = libbpf_num_possible_cpus();
+	if (e->ncpu <= 0)
+		return e->ncpu ? e->ncpu : -EINVAL;
+	e->desc = calloc(e->n_desc + 1, sizeof(*e->desc));
+	e->res = calloc(e->n_res + 1, sizeof(*e->res));
+	e->desc_pcpu = calloc(e->ncpu, sizeof(*e->desc_pcpu));
+	e->res_pcpu = calloc(e->ncpu, sizeof(*e->res_pcpu));
+	e->eng_pcpu = calloc(e->ncpu, sizeof(*e->eng_pcpu));
+	e->swept_use = calloc(e->n_desc + 1, sizeof(*e->swept_use));
+	e->swept_release = calloc(e->n_desc + 1, sizeof(*e->swept_release));
+	e->expired = calloc(ENGINE_SWEEP_MAX, sizeof(*e->expired));
+	if (!e->desc || !e->res || !e->desc_pcpu || !e->res_pcpu || !e->eng_pcpu ||
+	    !e->swept_use || !e->swept_release || !e->expired)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Open the BPF object and configure it before load: rodata, ring-buffer
+ * size, the OS-effect programs this kernel has. */
+static int engine_open(struct engine *e, const struct engine_opts *opts)
+{
+	int err;
+
+	e->skel = engine_bpf__open();
+	if (!e->skel) {
+		err = -errno;
+		pr_warn("engine: cannot open the BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	e->skel->rodata->filter_tgid = opts->pid > 0 ? (uint32_t)opts->pid : 0;
+	e->skel->rodata->emit_events = opts->events;
+	err = bpf_map__set_max_entries(e->skel->maps.events,
+				       (uint32_t)(opts->events ? ringbuf_size(opts->ringbuf_bytes) :
+						   ENGINE_SAMPLES_RINGBUF));
+	if (err)
+		return err;
+	check_tracepoints(e, opts->pid > 0);
+	if (opts->pid <= 0)
+		engine_note(e, "no target pid: OS effects (scheduler, I/O, faults) are not joined");
+	return 0;
+}
+
+/* Load, fill the descriptor table, attach the OS-effect programs, then the
+ * probes of the plan; open the ring buffer. */
+static int engine_load_attach(struct engine *e, const struct engine_opts *opts)
 {
 	struct attacher_opts ao = { 0 };
+	int err;
+
+	err = engine_bpf__load(e->skel);
+	if (err) {
+		pr_warn("engine: cannot load the BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	err = fill_descriptors(e);
+	if (err) {
+		pr_warn("engine: cannot fill the descriptor table: %s\n", strerror(-err));
+		return err;
+	}
+	err = engine_bpf__attach(e->skel);	/* the tp_btf programs */
+	if (err) {
+		pr_warn("engine: cannot attach the OS-effect programs: %s\n", strerror(-err));
+		return err;
+	}
+	ao.entry_prog = e->skel->progs.pb_entry;
+	ao.return_prog = e->skel->progs.pb_return;
+	ao.usdt_prog = e->skel->progs.pb_usdt;
+	ao.pid = opts->pid > 0 ? opts->pid : -1;
+	e->attacher = attacher__new(e->plan, &ao);
+	if (!e->attacher)
+		return -errno;
+	e->sweep_expect = true;
+	/* always: violation samples come even in aggregate mode */
+	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
+	if (!e->rb)
+		return -errno;
+	return 0;
+}
+
+struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
+{
 	struct engine *e;
 	int err;
 
@@ -299,74 +385,13 @@ struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	e->plan = p;
-	e->n_desc = (uint32_t)p->n_descriptors;
-	e->n_res = (uint32_t)p->manifest->n_resources;
-	e->ncpu = libbpf_num_possible_cpus();
-	if (e->ncpu <= 0) {
-		err = e->ncpu ? e->ncpu : -EINVAL;
-		goto err;
-	}
-	e->desc = calloc(e->n_desc + 1, sizeof(*e->desc));
-	e->res = calloc(e->n_res + 1, sizeof(*e->res));
-	e->desc_pcpu = calloc(e->ncpu, sizeof(*e->desc_pcpu));
-	e->res_pcpu = calloc(e->ncpu, sizeof(*e->res_pcpu));
-	e->eng_pcpu = calloc(e->ncpu, sizeof(*e->eng_pcpu));
-	e->swept_use = calloc(e->n_desc + 1, sizeof(*e->swept_use));
-	e->swept_release = calloc(e->n_desc + 1, sizeof(*e->swept_release));
-	e->expired = calloc(ENGINE_SWEEP_MAX, sizeof(*e->expired));
-	if (!e->desc || !e->res || !e->desc_pcpu || !e->res_pcpu || !e->eng_pcpu ||
-	    !e->swept_use || !e->swept_release || !e->expired) {
-		err = -ENOMEM;
-		goto err;
-	}
-	e->skel = engine_bpf__open();
-	if (!e->skel) {
-		err = -errno;
-		pr_warn("engine: cannot open the BPF object: %s\n", strerror(-err));
-		goto err;
-	}
-	e->skel->rodata->filter_tgid = opts->pid > 0 ? (uint32_t)opts->pid : 0;
-	e->skel->rodata->emit_events = opts->events;
-	err = bpf_map__set_max_entries(e->skel->maps.events,
-				       (uint32_t)(opts->events ? ringbuf_size(opts->ringbuf_bytes) :
-						   ENGINE_SAMPLES_RINGBUF));
+	err = engine_alloc(e, p);
+	if (!err)
+		err = engine_open(e, opts);
+	if (!err)
+		err = engine_load_attach(e, opts);
 	if (err)
 		goto err;
-	check_tracepoints(e, opts->pid > 0);
-	if (opts->pid <= 0)
-		engine_note(e, "no target pid: OS effects (scheduler, I/O, faults) are not joined");
-	err = engine_bpf__load(e->skel);
-	if (err) {
-		pr_warn("engine: cannot load the BPF object: %s\n", strerror(-err));
-		goto err;
-	}
-	err = fill_descriptors(e);
-	if (err) {
-		pr_warn("engine: cannot fill the descriptor table: %s\n", strerror(-err));
-		goto err;
-	}
-	err = engine_bpf__attach(e->skel);	/* the tp_btf programs */
-	if (err) {
-		pr_warn("engine: cannot attach the OS-effect programs: %s\n", strerror(-err));
-		goto err;
-	}
-	ao.entry_prog = e->skel->progs.pb_entry;
-	ao.return_prog = e->skel->progs.pb_return;
-	ao.usdt_prog = e->skel->progs.pb_usdt;
-	ao.pid = opts->pid > 0 ? opts->pid : -1;
-	e->attacher = attacher__new(p, &ao);
-	if (!e->attacher) {
-		err = -errno;
-		goto err;
-	}
-	e->sweep_expect = true;
-	/* always: violation samples come even in aggregate mode */
-	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
-	if (!e->rb) {
-		err = -errno;
-		goto err;
-	}
 	return e;
 err:
 	engine__free(e);
@@ -447,20 +472,13 @@ static void sweep_expectations(struct engine *e)
 	}
 }
 
-int engine__snapshot(struct engine *e, struct engine_snapshot *out)
+/* Add the per-CPU descriptor stats into e->desc (zeroed by the caller), with the violations of
+ * swept tombstones. */
+static int sum_desc_stats(struct engine *e)
 {
 	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
-	int rfd = bpf_map__fd(e->skel->maps.res_stats);
-	int efd = bpf_map__fd(e->skel->maps.engine_stats);
-	struct timespec now;
 	uint32_t i, k, c;
 
-	sweep_expectations(e);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	sweep_tombstones(e, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
-	memset(e->desc, 0, e->n_desc * sizeof(*e->desc));
-	memset(e->res, 0, e->n_res * sizeof(*e->res));
-	memset(&out->engine, 0, sizeof(out->engine));
 	for (i = 0; i < e->n_desc; i++) {
 		struct pb_desc_stats *d = &e->desc[i];
 
@@ -497,6 +515,15 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 		d->violations[PB_INV_USE_NOT_ACQUIRED] += e->swept_use[i];
 		d->violations[PB_INV_RELEASE_NOT_ACTIVE] += e->swept_release[i];
 	}
+	return 0;
+}
+
+/* Add the per-CPU resource stats into e->res (zeroed by the caller). */
+static int sum_res_stats(struct engine *e)
+{
+	int rfd = bpf_map__fd(e->skel->maps.res_stats);
+	uint32_t i, c;
+
 	for (i = 0; i < e->n_res; i++) {
 		struct pb_res_stats *r = &e->res[i];
 
@@ -516,23 +543,52 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 			r->state_full += s->state_full;
 		}
 	}
-	i = 0;
+	return 0;
+}
+
+/* Add the per-CPU engine stats into out (zeroed by the caller). */
+static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
+{
+	int efd = bpf_map__fd(e->skel->maps.engine_stats);
+	uint32_t i = 0, c;
+
 	if (bpf_map_lookup_elem(efd, &i, e->eng_pcpu))
 		return -errno;
 	for (c = 0; c < (uint32_t)e->ncpu; c++) {
 		const struct pb_engine_stats *s = &e->eng_pcpu[c];
 
-		out->engine.ringbuf_drops += s->ringbuf_drops;
-		out->engine.instance_map_full += s->instance_map_full;
-		out->engine.thread_map_full += s->thread_map_full;
-		out->engine.span_overflow += s->span_overflow;
-		out->engine.records += s->records;
-		out->engine.stash_missing += s->stash_missing;
-		out->engine.effects_events += s->effects_events;
-		out->engine.reordered += s->reordered;
+		out->ringbuf_drops += s->ringbuf_drops;
+		out->instance_map_full += s->instance_map_full;
+		out->thread_map_full += s->thread_map_full;
+		out->span_overflow += s->span_overflow;
+		out->records += s->records;
+		out->stash_missing += s->stash_missing;
+		out->effects_events += s->effects_events;
+		out->reordered += s->reordered;
 	}
+	return 0;
+}
+
+int engine__snapshot(struct engine *e, struct engine_snapshot *out)
+{
+	uint64_t now;
+	int err;
+
+	sweep_expectations(e);
+	now = pb_mono_ns();
+	sweep_tombstones(e, now);
+	memset(e->desc, 0, e->n_desc * sizeof(*e->desc));
+	memset(e->res, 0, e->n_res * sizeof(*e->res));
+	memset(&out->engine, 0, sizeof(out->engine));
+	err = sum_desc_stats(e);
+	if (!err)
+		err = sum_res_stats(e);
+	if (!err)
+		err = sum_engine_stats(e, &out->engine);
+	if (err)
+		return err;
 	out->engine.tombstones_swept = e->swept;
-	out->ts_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	out->ts_ns = now;
 	out->n_desc = e->n_desc;
 	out->n_res = e->n_res;
 	out->desc = e->desc;

@@ -13,6 +13,8 @@
 
 #include "common/log.h"
 #include "elf/elf_image.h"
+#include "elf/insn.h"
+#include "elf/usdt.h"
 
 static int quiet(enum pb_log_level level, const char *fmt, va_list ap)
 {

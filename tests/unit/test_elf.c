@@ -13,6 +13,9 @@
 
 #include "harness.h"
 #include "elf/elf_image.h"
+#include "elf/insn.h"
+#include "elf/proc_maps.h"
+#include "elf/usdt.h"
 
 #define FIXTURE_BUILD_ID "0123456789abcdef0123456789abcdef01234567"
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"

@@ -10,6 +10,7 @@
 #include "contract/manifest.h"
 #include "contract/plan.h"
 #include "elf/elf_image.h"
+#include "elf/insn.h"
 #include "engine/attach.h"
 #include "site_count.skel.h"
 

@@ -1,0 +1,217 @@
+/* invariants.bpf.h: the model's invariants (docs/validation.md):
+ * violation samples and counters, expectations (invariant 4), capacity
+ * (invariant 5), tombstones of held-back USE/RELEASE and the wait for an
+ * ended entry's delete. Included by engine.bpf.c.
+ */
+
+struct ev_ctx {
+	__u64 args[16];		/* PB_NARGS used; 16 so a masked index stays inside */
+	__u64 retval;
+	__u64 duration;		/* WAIT span length */
+	__u64 now;
+	__u64 pid_tgid;
+	__u32 descriptor;
+	__u32 span_flags;	/* WAIT span end: WF_* of the popped span */
+	struct fx_snap fx;	/* effect counters at the call's entry */
+};
+
+/* Send one violation sample, at most PB_VIOL_SAMPLES_PER_SEC per descriptor
+ * per second, whether or not events are streamed. */
+static __always_inline void viol_sample(__u32 di, __u16 res, __u8 kind, __u32 inv,
+					const struct ev_ctx *c, __u32 tid, __u64 instance,
+					__u64 gen, __u64 new_gen, __u32 owner, bool with_args,
+					__u32 detail)
+{
+	struct pb_rec_violation *v;
+	struct viol_rate *rl;
+	__u64 sec = c->now / 1000000000ULL;
+
+	rl = bpf_map_lookup_elem(&viol_rate, &di);
+	if (!rl)
+		return;
+	if (rl->second != sec) {
+		rl->second = sec;
+		rl->sent = 0;
+	}
+	if (rl->sent >= PB_VIOL_SAMPLES_PER_SEC)
+		return;
+	__sync_fetch_and_add(&rl->sent, 1);
+	v = rec_reserve(sizeof(*v));
+	if (!v)
+		return;
+	rec_fill_hdr(&v->hdr, PB_REC_VIOLATION, sizeof(*v), c->now, c->pid_tgid);
+	v->hdr.tid = tid;
+	v->descriptor = di;
+	v->resource = res;
+	v->invariant = (__u8)inv;
+	v->kind = kind;
+	v->instance = instance;
+	v->generation = gen;
+	v->new_generation = new_gen;
+	v->owner_tid = owner;
+	v->detail = detail;
+	v->args[0] = with_args ? c->args[0] : 0;
+	v->args[1] = with_args ? c->args[1] : 0;
+	v->args[2] = with_args ? c->args[2] : 0;
+	bpf_ringbuf_submit(v, BPF_RB_NO_WAKEUP);
+}
+
+/* An invariant of the model broke (docs/validation.md): count it per
+ * descriptor, always, and sample it. */
+static __always_inline void violation(const struct pb_descriptor *d, const struct ev_ctx *c,
+				      struct pb_desc_stats *ds, __u32 inv, __u64 instance,
+				      __u64 gen, __u64 new_gen, __u32 owner)
+{
+	if (!ds || inv >= PB_INV_SLOTS)
+		return;
+	ds->violations[inv & (PB_INV_SLOTS - 1)]++;
+	viol_sample(c->descriptor, d->resource, d->kind, inv, c, (__u32)c->pid_tgid, instance,
+		    gen, new_gen, owner, true, 0);
+}
+
+/* An expectation missed (docs/validation.md, invariant 4): charge it to the
+ * descriptor that set it, once (the caller claimed expect_desc). */
+static __always_inline void charge_expect(__u32 edi, const struct pb_descriptor *e,
+					  const struct inst_state *st, const struct ev_ctx *c,
+					  __u64 instance, __u64 waited)
+{
+	struct pb_desc_stats *ds = bpf_map_lookup_elem(&desc_stats, &edi);
+
+	if (!ds)
+		return;
+	__sync_fetch_and_add(&ds->violations[PB_INV_EXPECT_TIMEOUT], 1);
+	viol_sample(edi, e->resource, e->kind, PB_INV_EXPECT_TIMEOUT, c, st->expect_tid, instance,
+		    st->generation, waited, st->owner_tid, false, 0);
+}
+
+/* An event of `kind` on a live instance: meet its pending expectation
+ * (an allowed kind within that kind's bound), or charge it when it can no
+ * longer be met: past its largest bound, or the lifetime ends here
+ * (`ending`). Another kind in bound leaves it pending. */
+static __always_inline void expect_check(struct inst_state *st, __u32 kind, bool ending,
+					 const struct ev_ctx *c, __u64 instance)
+{
+	const struct pb_descriptor *e;
+	__u32 ed = st->expect_desc, edi;
+	__u64 waited, lim;
+
+	if (!ed)
+		return;
+	edi = ed - 1;
+	e = bpf_map_lookup_elem(&descs, &edi);
+	if (!e) {
+		__sync_val_compare_and_swap(&st->expect_desc, ed, 0);
+		return;
+	}
+	waited = c->now > st->expect_ts ? c->now - st->expect_ts : 0;
+	lim = e->expect_within[kind & 3];
+	if (lim && waited <= lim) {
+		__sync_val_compare_and_swap(&st->expect_desc, ed, 0);
+		return;
+	}
+	if (!ending && waited <= e->expect_max)
+		return;
+	if (__sync_val_compare_and_swap(&st->expect_desc, ed, 0) == ed)
+		charge_expect(edi, e, st, c, instance, waited);
+}
+
+/* Arm the expectation of descriptor di on a live entry, unless one is
+ * pending (the oldest stands: a stream of events never meeting it still
+ * misses). */
+static __always_inline void expect_arm(struct inst_state *st, const struct pb_descriptor *d,
+				       const struct ev_ctx *c)
+{
+	if (!(d->flags & PB_DF_EXPECT) || st->expect_desc)
+		return;
+	st->expect_ts = c->now;
+	st->expect_tid = (__u32)c->pid_tgid;
+	__sync_val_compare_and_swap(&st->expect_desc, 0, c->descriptor + 1);
+}
+
+/* Units held by live generations of the resource change by delta
+ * (invariant 5): an ACQUIRE adding units that leaves the total over the
+ * declared capacity is a violation of its descriptor. */
+static __always_inline void cap_add(const struct pb_descriptor *d, const struct ev_ctx *c,
+				    struct pb_desc_stats *ds, __u32 res, __s64 delta,
+				    __u64 instance, __u64 gen)
+{
+	__s64 *held, after;
+
+	if (!(d->flags & PB_DF_CAPACITY) || !delta)
+		return;
+	held = bpf_map_lookup_elem(&res_cap, &res);
+	if (!held)
+		return;
+	after = __sync_fetch_and_add(held, delta) + delta;
+	if (delta > 0 && after > (__s64)d->capacity)
+		violation(d, c, ds, PB_INV_OVER_CAPACITY, instance, gen, (__u64)after,
+			  (__u32)c->pid_tgid);
+}
+
+/* A tombstone expired: its held-back USE/RELEASE never got their ACQUIRE.
+ * Charge them to the descriptors that saw them. */
+static __always_inline void charge_tombstone(const struct inst_state *st, const struct ev_ctx *c,
+					     __u64 instance, __u16 res)
+{
+	int k;
+
+#pragma unroll
+	for (k = 0; k < 2; k++) {
+		__u32 di, inv = k ? PB_INV_RELEASE_NOT_ACTIVE : PB_INV_USE_NOT_ACQUIRED;
+		struct pb_desc_stats *ds;
+
+		if (!st->pending_n[k] || !st->pending_desc[k])
+			continue;
+		di = st->pending_desc[k] - 1;
+		ds = bpf_map_lookup_elem(&desc_stats, &di);
+		if (!ds)
+			continue;
+		ds->violations[inv] += st->pending_n[k];
+		viol_sample(di, res, k ? EV_RELEASE : EV_USE, inv, c, st->pending_tid, instance,
+			    0, 0, 0, false, 0);
+	}
+}
+
+/* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
+ * a tombstone (st, or a new one) for PB_REORDER_NS. */
+static __always_inline void hold_back(struct inst_state *st, struct inst_key *key, __u32 di,
+				      int k, const struct ev_ctx *c, __u32 *flags,
+				      struct pb_res_stats *rs)
+{
+	struct inst_state ns = {};
+
+	k &= 1;
+	if (st) {
+		if (!st->pending_desc[k])
+			st->pending_desc[k] = di + 1;
+		__sync_fetch_and_add(&st->pending_n[k], 1);
+		return;
+	}
+	ns.pending_ts = c->now;
+	ns.pending_desc[k] = di + 1;
+	ns.pending_n[k] = 1;
+	ns.pending_tid = (__u32)c->pid_tgid;
+	if (bpf_map_update_elem(&instances, key, &ns, BPF_NOEXIST) == -E2BIG) {
+		struct pb_engine_stats *es = estats();
+
+		if (es)
+			es->instance_map_full++;
+		rs->state_full++;
+		*flags |= PB_RF_STATE_FULL;
+	}
+}
+
+/* An entry whose last RELEASE ended it (holders <= 0) is deleted by that
+ * RELEASE a moment later; an ACQUIRE of the key waits for that (a few
+ * lookups, bounded: SETTLE_SPINS) before it opens the next generation. */
+static long settle_one(__u64 i, struct inst_key *key)
+{
+	struct inst_state *st = bpf_map_lookup_elem(&instances, key);
+
+	return !st || st->pending_ts || st->holders > 0;	/* 1: stop */
+}
+
+static __always_inline void settle_wait(struct inst_key *key)
+{
+	bpf_loop(SETTLE_SPINS, settle_one, key, 0);
+}

@@ -1,0 +1,123 @@
+/* predictions.bpf.h: cross-layer predictions (docs/validation.md
+ * "Cross-layer checks"): in-call effects and wakes_waiter of a RELEASE,
+ * judged against the effect counters effects.bpf.h keeps per thread.
+ * Included by engine.bpf.c.
+ */
+
+static __always_inline void pred_failed(struct pb_desc_stats *ds, __u32 di, __u16 res,
+					__u8 kind, __u32 fx, const struct ev_ctx *c, __u32 tid,
+					__u64 instance, __u64 dur, bool with_args)
+{
+	fx &= PB_FX_SLOTS - 1;
+	ds->pred_checked[fx]++;
+	ds->pred_failed[fx]++;
+	ds->violations[PB_INV_PREDICTION_FAILED]++;
+	viol_sample(di, res, kind, PB_INV_PREDICTION_FAILED, c, tid, instance, 0, dur, 0,
+		    with_args, fx);
+}
+
+/* The thread's pending wakes_waiter (a RELEASE while a waiter was asleep)
+ * saw it wake no sleeper before this next probe hit: failed when the
+ * sleepers stayed asleep all along (none left, or one woken by another
+ * thread, a timeout, a mutex hand-off: this RELEASE's part cannot be told,
+ * unjudged). */
+static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
+{
+	struct thread_state *t = thread_get(tid, false);
+	struct pb_desc_stats *ds;
+	__u32 di, wd;
+	__u64 *wk;
+	__s64 *w;
+
+	if (!t || !t->pend_desc)
+		return;
+	di = t->pend_desc - 1;
+	wd = t->pend_waiter;
+	t->pend_desc = 0;
+	ds = bpf_map_lookup_elem(&desc_stats, &di);
+	if (!ds)
+		return;
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
+	if (!w || *w <= 0 || !wk || *wk != t->pend_wakes) {
+		ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
+		return;
+	}
+	pred_failed(ds, di, t->pend_res, EV_RELEASE, PB_FX_WAKES_WAITER_BIT, c, tid,
+		    t->pend_instance, 0, false);
+}
+
+/* In-call effects: did the thread block / issue block I/O / fault between
+ * the call's entry (c->fx) and now? Calls shorter than the effect's
+ * min_duration are not judged. */
+static __always_inline void judge_call_effects(const struct pb_descriptor *d,
+					       const struct ev_ctx *c, struct pb_desc_stats *ds,
+					       __u64 instance, __u64 dur)
+{
+	struct thread_state *t = thread_get((__u32)c->pid_tgid, false);
+	__u32 fx, now_v, then_v;
+
+#pragma unroll
+	for (fx = 0; fx < 3; fx++) {
+		if (!(d->fx_mask & (1u << fx)) || dur < d->fx_min_ns[fx])
+			continue;
+		if (!(fx_avail & (1u << fx)) || !c->fx.ok || !t) {
+			ds->pred_unjudged[fx]++;
+			continue;
+		}
+		if (fx == PB_FX_OFF_CPU_BIT) {
+			now_v = t->n_blocks;
+			then_v = c->fx.blocks;
+		} else if (fx == PB_FX_BLOCK_IO_BIT) {
+			now_v = t->n_io;
+			then_v = c->fx.io;
+		} else {
+			now_v = t->n_faults;
+			then_v = c->fx.faults;
+		}
+		if (now_v != then_v)
+			ds->pred_checked[fx]++;
+		else
+			pred_failed(ds, c->descriptor, d->resource, d->kind, fx, c,
+				    (__u32)c->pid_tgid, instance, dur, true);
+	}
+}
+
+/* RELEASE predicted to wake a waiter: held at once when (at: return) the
+ * thread woke a blocked waiter of the resource inside the call (< 500 us
+ * ago); else, when a waiter is blocked now, pending until the thread's next
+ * probe hit; with no blocked waiter there is nothing to judge. */
+static __always_inline void judge_release_wake(const struct pb_descriptor *d,
+					       const struct ev_ctx *c, struct pb_desc_stats *ds,
+					       __u64 instance)
+{
+	__u32 wd = d->fx_waiter, fx = PB_FX_WAKES_WAITER_BIT;
+	struct thread_state *t;
+	__u64 *wk;
+	__s64 *w;
+
+	if (!(fx_avail & (1u << fx))) {
+		ds->pred_unjudged[fx]++;
+		return;
+	}
+	t = thread_get((__u32)c->pid_tgid, true);
+	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	if (!t || !w) {
+		ds->pred_unjudged[fx]++;
+		return;
+	}
+	if (d->at == AT_RETURN && t->woke_desc == wd + 1 && c->now - t->woke_ts < WAKE_WINDOW_NS) {
+		t->woke_desc = 0;	/* one wakeup credits one RELEASE */
+		ds->pred_checked[fx]++;
+		return;
+	}
+	if (*w <= 0)
+		return;
+	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
+	t->woke_desc = 0;
+	t->pend_wakes = wk ? *wk : 0;
+	t->pend_desc = c->descriptor + 1;
+	t->pend_waiter = wd;
+	t->pend_res = d->resource;
+	t->pend_instance = instance;
+}

@@ -1,0 +1,121 @@
+/* stash.bpf.h: per-thread WAIT span stacks and the per-(thread,
+ * descriptor) argument stash that carries entry arguments, time and effect
+ * counters to the return probe. Included by engine.bpf.c.
+ */
+
+static __always_inline void wait_push(__u32 tid, __u32 res, __u32 di)
+{
+	struct thread_state *t = thread_get(tid, true);
+	__u32 dep;
+
+	if (!t)
+		return;
+	dep = t->wait_depth;
+	if (dep < PB_WAIT_DEPTH) {
+		t->wait_res[dep & (PB_WAIT_DEPTH - 1)] = res;
+		t->wait_desc[dep & (PB_WAIT_DEPTH - 1)] = di;
+		t->wait_flags[dep & (PB_WAIT_DEPTH - 1)] = 0;
+	}
+	t->wait_depth = dep + 1;
+}
+
+/* end of a span: its WF_* flags (0 for an untracked, too deep span) */
+static __always_inline __u32 wait_pop(__u32 tid)
+{
+	struct thread_state *t = thread_get(tid, false);
+	__u32 dep;
+
+	if (!t || !t->wait_depth)
+		return 0;
+	dep = --t->wait_depth;
+	if (dep >= PB_WAIT_DEPTH)
+		return 0;
+	return t->wait_flags[dep & (PB_WAIT_DEPTH - 1)];
+}
+
+/* Entry of a span or of a stash site: save args (and the time) on the
+ * per-(thread, descriptor) stack. */
+static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, __u64 now,
+				       bool want_fx)
+{
+	struct stash_key k = { .tid = tid, .descriptor = di };
+	struct stash *s = bpf_map_lookup_elem(&stashes, &k);
+	__u32 dep;
+	int i;
+
+	if (!s) {
+		__u32 zk = 0;
+		struct stash *z = bpf_map_lookup_elem(&stash_zero, &zk);
+
+		if (z)
+			bpf_map_update_elem(&stashes, &k, z, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&stashes, &k);
+		if (!s) {
+			struct pb_engine_stats *es = estats();
+
+			if (es)
+				es->thread_map_full++;
+			return;
+		}
+	}
+	dep = s->depth;
+	s->depth = dep + 1;
+	if (dep >= PB_STASH_DEPTH) {
+		struct pb_engine_stats *es = estats();
+
+		if (es)
+			es->span_overflow++;
+		return;
+	}
+	dep &= PB_STASH_DEPTH - 1;
+	s->ts[dep] = now;
+#pragma unroll
+	for (i = 0; i < 6; i++)
+		s->args[dep][i] = args[i];
+	s->fx[dep].ok = 0;
+	if (want_fx) {
+		struct thread_state *t = thread_get(tid, true);
+
+		if (t) {
+			s->fx[dep].blocks = t->n_blocks;
+			s->fx[dep].io = t->n_io;
+			s->fx[dep].faults = t->n_faults;
+			s->fx[dep].ok = 1;
+		}
+	}
+}
+
+/* Return: pop the matching entry; false when there is none. */
+static __always_inline bool stash_pop(__u32 tid, __u32 di, __u64 *args, __u64 *ts,
+				      struct fx_snap *fx)
+{
+	struct stash_key k = { .tid = tid, .descriptor = di };
+	struct stash *s = bpf_map_lookup_elem(&stashes, &k);
+	__u32 dep;
+	int i;
+
+	if (!s || !s->depth)
+		return false;
+	dep = --s->depth;
+	if (dep >= PB_STASH_DEPTH)
+		return false;	/* overflowed entry: counted at push */
+	dep &= PB_STASH_DEPTH - 1;
+	*ts = s->ts[dep];
+	*fx = s->fx[dep];
+#pragma unroll
+	for (i = 0; i < 6; i++)
+		args[i] = s->args[dep][i];
+	if (!s->depth)
+		bpf_map_delete_elem(&stashes, &k);
+	return true;
+}
+
+static __always_inline void regs_args(struct pt_regs *ctx, __u64 *args)
+{
+	args[0] = PT_REGS_PARM1(ctx);
+	args[1] = PT_REGS_PARM2(ctx);
+	args[2] = PT_REGS_PARM3(ctx);
+	args[3] = PT_REGS_PARM4(ctx);
+	args[4] = PT_REGS_PARM5(ctx);
+	args[5] = PT_REGS_PARM6(ctx);
+}
