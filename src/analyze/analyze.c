@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analyze_int.h"
+#include "common/array.h"
 
 #define DEF_LONG_HOLD_NS	(50ull * 1000 * 1000)
 #define DEF_LEAK_AGE_NS		(100ull * 1000 * 1000)
@@ -26,19 +27,15 @@ const char *finding_kind_str(enum finding_kind k)
 
 int an_vec_push(struct an_vec *v, const void *elem, size_t max, uint64_t *truncated)
 {
+	int err;
+
 	if (v->n >= max) {
 		(*truncated)++;
 		return 0;
 	}
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->v, cap * v->elem);
-
-		if (!p)
-			return -ENOMEM;
-		v->v = p;
-		v->cap = cap;
-	}
+	err = pb_array_grow(&v->v, &v->cap, v->n + 1, v->elem);
+	if (err)
+		return err;
 	memcpy((char *)v->v + v->n * v->elem, elem, v->elem);
 	v->n++;
 	return 0;

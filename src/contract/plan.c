@@ -17,6 +17,7 @@
 #include "elf/elf_image.h"
 #include "common/digest.h"
 #include "common/log.h"
+#include "common/array.h"
 
 
 
@@ -49,15 +50,8 @@ static struct plan_site *add_site(struct plan_ctx *c)
 {
 	struct plan *p = c->p;
 
-	if (p->n_sites == c->cap_sites) {
-		size_t cap = c->cap_sites ? c->cap_sites * 2 : 32;
-		struct plan_site *s = realloc(p->sites, cap * sizeof(*s));
-
-		if (!s)
-			return NULL;
-		p->sites = s;
-		c->cap_sites = cap;
-	}
+	if (PB_ARRAY_RESERVE_ONE(p->sites, p->n_sites, c->cap_sites))
+		return NULL;
 	memset(&p->sites[p->n_sites], 0, sizeof(p->sites[0]));
 	p->sites[p->n_sites].link = -1;
 	return &p->sites[p->n_sites++];
