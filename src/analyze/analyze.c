@@ -1,13 +1,14 @@
-/* analyze.c: ingest of records and snapshots, the time joins of --events
- * evidence, and the four diagnoses (contention, long hold, leak, churn)
- * with their scores. docs/report.md explains every formula used here; keep
- * the two in step.
+/* analyze.c: ingest of records and snapshots into the analysis' state
+ * (analyze_int.h). The time joins and the four diagnoses are in
+ * diagnose*.c; docs/report.md explains every formula used; keep the two
+ * in step.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analyze_int.h"
+#include "common/array.h"
 
 #define DEF_LONG_HOLD_NS	(50ull * 1000 * 1000)
 #define DEF_LEAK_AGE_NS		(100ull * 1000 * 1000)
@@ -26,19 +27,15 @@ const char *finding_kind_str(enum finding_kind k)
 
 int an_vec_push(struct an_vec *v, const void *elem, size_t max, uint64_t *truncated)
 {
+	int err;
+
 	if (v->n >= max) {
 		(*truncated)++;
 		return 0;
 	}
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->v, cap * v->elem);
-
-		if (!p)
-			return -ENOMEM;
-		v->v = p;
-		v->cap = cap;
-	}
+	err = pb_array_grow(&v->v, &v->cap, v->n + 1, v->elem);
+	if (err)
+		return err;
 	memcpy((char *)v->v + v->n * v->elem, elem, v->elem);
 	v->n++;
 	return 0;
@@ -267,23 +264,10 @@ static struct an_life *life_get(struct analysis *a, uint16_t res, uint64_t inst,
 	return AN_AT(&a->lives, struct an_life, a->lives.n - 1);
 }
 
-static int add_resource_rec(struct analysis *a, const struct pb_rec_resource *r)
+/* the descriptor's counters, as a snapshot would have them */
+static void count_desc(struct analysis *a, struct pb_desc_stats *ds,
+		       const struct pb_rec_resource *r)
 {
-	const struct pb_event *ev;
-	struct pb_desc_stats *ds;
-	struct an_life *l;
-	uint64_t ts = r->hdr.ts_ns;
-	uint16_t res;
-	int err = 0;
-
-	if (r->descriptor >= a->m->n_events)
-		return -EINVAL;
-	ev = &a->m->events[r->descriptor];
-	if (ev->resource_idx < 0 || (size_t)ev->resource_idx >= a->m->n_resources ||
-	    r->resource != ev->resource_idx || r->kind != ev->kind)
-		return -EINVAL;
-	res = r->resource;
-	ds = &a->ev_desc[r->descriptor];
 	ds->hits++;
 	ds->events++;
 	ds->units += r->units;
@@ -295,109 +279,153 @@ static int add_resource_rec(struct analysis *a, const struct pb_rec_resource *r)
 		ds->deref_faults++;
 	if (r->flags & PB_RF_STATE_FULL)
 		a->res_state_full_rec++;
+}
 
-	switch (r->kind) {
-	case PB_EV_WAIT:
-		if (r->duration_ns || (r->flags & PB_RF_SPAN_END)) {
-			struct an_span s = {
-				.start = r->duration_ns <= ts ? ts - r->duration_ns : 0, .end = ts,
-				.instance = r->instance, .generation = r->generation,
-				.pid = r->hdr.pid, .tid = r->hdr.tid, .descriptor = r->descriptor,
-				.resource = res, .kind = PB_EV_WAIT,
-			};
-			ds->total_ns += r->duration_ns;
-			ds->hist[an_hist_bucket(r->duration_ns)]++;
-			err = an_vec_push(&a->waits, &s, a->o.max_items, &a->c.truncated);
-		}
-		break;
-	case PB_EV_ACQUIRE:
-		if (r->flags & PB_RF_STATE_FULL)
-			break;
-		l = life_get(a, res, r->instance, r->generation, true);
-		if (!l)
-			break;
-		if (!l->acquires) {
-			l->t_first = ts;
-			l->pid = r->hdr.pid;
-			l->tid = r->hdr.tid;
-		}
-		l->acquires++;
-		if (!l->open) {
-			l->open = true;
-			l->t_open = ts;
-			l->uses_open = 0;
-		}
-		l->pins++;
-		break;
-	case PB_EV_USE: {
-		struct an_point p = { .ts = ts, .a = r->instance, .b = r->generation,
-				      .pid = r->hdr.pid, .tid = r->hdr.tid, .extra = r->descriptor };
+/* a WAIT that ended: one span */
+static int add_wait(struct analysis *a, struct pb_desc_stats *ds, const struct pb_rec_resource *r)
+{
+	uint64_t ts = r->hdr.ts_ns;
+	struct an_span s = {
+		.start = r->duration_ns <= ts ? ts - r->duration_ns : 0, .end = ts,
+		.instance = r->instance, .generation = r->generation,
+		.pid = r->hdr.pid, .tid = r->hdr.tid, .descriptor = r->descriptor,
+		.resource = r->resource, .kind = PB_EV_WAIT,
+	};
 
-		l = life_get(a, res, r->instance, r->generation, false);
-		if (l && l->open) {
-			l->uses++;
-			l->uses_open++;
-		} else {
-			a->use_unmatched[res]++;
-		}
-		err = an_vec_push(&a->uses, &p, a->o.max_items, &a->c.truncated);
-		break;
-	}
-	case PB_EV_RELEASE: {
-		struct an_point p = { .ts = ts, .a = res, .pid = r->hdr.pid, .tid = r->hdr.tid };
-		uint64_t start = 0;
+	if (!r->duration_ns && !(r->flags & PB_RF_SPAN_END))
+		return 0;
+	ds->total_ns += r->duration_ns;
+	ds->hist[an_hist_bucket(r->duration_ns)]++;
+	return an_vec_push(&a->waits, &s, a->o.max_items, &a->c.truncated);
+}
 
-		l = life_get(a, res, r->instance, r->generation, false);
-		if (l && l->open) {
-			l->releases++;
-			start = l->t_open;
-			if (--l->pins == 0) {
-				l->open = false;
-				l->t_close = ts;
-				l->closes++;
-				if (!l->uses_open)
-					l->churn_cycles++;
-			}
-		} else {
-			a->release_unmatched[res]++;
-		}
-		if (r->duration_ns && r->duration_ns <= ts)
-			start = ts - r->duration_ns;
-		if (start > ts)		/* records out of order: an empty hold */
-			start = ts;
-		if (start) {
-			struct an_span s = {
-				.start = start, .end = ts, .instance = r->instance,
-				.generation = r->generation, .pid = r->hdr.pid,
-				.tid = r->owner_tid ? r->owner_tid : r->hdr.tid,
-				.descriptor = r->descriptor, .resource = res, .kind = PB_EV_ACQUIRE,
-			};
-			ds->total_ns += ts - start;
-			ds->hist[an_hist_bucket(ts - start)]++;
-			err = an_vec_push(&a->holds, &s, a->o.max_items, &a->c.truncated);
-		}
-		if (!err)
-			err = an_vec_push(&a->releases, &p, a->o.max_items, &a->c.truncated);
-		break;
+/* an ACQUIRE opens (or pins again) the generation's lifetime */
+static void add_acquire(struct analysis *a, const struct pb_rec_resource *r)
+{
+	struct an_life *l;
+
+	if (r->flags & PB_RF_STATE_FULL)
+		return;
+	l = life_get(a, r->resource, r->instance, r->generation, true);
+	if (!l)
+		return;
+	if (!l->acquires) {
+		l->t_first = r->hdr.ts_ns;
+		l->pid = r->hdr.pid;
+		l->tid = r->hdr.tid;
 	}
-	default:
-		return -EINVAL;
+	l->acquires++;
+	if (!l->open) {
+		l->open = true;
+		l->t_open = r->hdr.ts_ns;
+		l->uses_open = 0;
 	}
+	l->pins++;
+}
+
+static int add_use(struct analysis *a, const struct pb_rec_resource *r)
+{
+	struct an_point p = { .ts = r->hdr.ts_ns, .a = r->instance, .b = r->generation,
+			      .pid = r->hdr.pid, .tid = r->hdr.tid, .extra = r->descriptor };
+	struct an_life *l = life_get(a, r->resource, r->instance, r->generation, false);
+
+	if (l && l->open) {
+		l->uses++;
+		l->uses_open++;
+	} else {
+		a->use_unmatched[r->resource]++;
+	}
+	return an_vec_push(&a->uses, &p, a->o.max_items, &a->c.truncated);
+}
+
+/* a RELEASE closes a hold (a span from the open period's start, or from
+ * the record's own duration) and, at the last pin, the open period */
+static int add_release(struct analysis *a, struct pb_desc_stats *ds,
+		       const struct pb_rec_resource *r)
+{
+	uint64_t ts = r->hdr.ts_ns, start = 0;
+	struct an_point p = { .ts = ts, .a = r->resource, .pid = r->hdr.pid, .tid = r->hdr.tid };
+	struct an_life *l = life_get(a, r->resource, r->instance, r->generation, false);
+	int err = 0;
+
+	if (l && l->open) {
+		l->releases++;
+		start = l->t_open;
+		if (--l->pins == 0) {
+			l->open = false;
+			l->t_close = ts;
+			l->closes++;
+			if (!l->uses_open)
+				l->churn_cycles++;
+		}
+	} else {
+		a->release_unmatched[r->resource]++;
+	}
+	if (r->duration_ns && r->duration_ns <= ts)
+		start = ts - r->duration_ns;
+	if (start > ts)		/* records out of order: an empty hold */
+		start = ts;
+	if (start) {
+		struct an_span s = {
+			.start = start, .end = ts, .instance = r->instance,
+			.generation = r->generation, .pid = r->hdr.pid,
+			.tid = r->owner_tid ? r->owner_tid : r->hdr.tid,
+			.descriptor = r->descriptor, .resource = r->resource, .kind = PB_EV_ACQUIRE,
+		};
+		ds->total_ns += ts - start;
+		ds->hist[an_hist_bucket(ts - start)]++;
+		err = an_vec_push(&a->holds, &s, a->o.max_items, &a->c.truncated);
+	}
+	if (!err)
+		err = an_vec_push(&a->releases, &p, a->o.max_items, &a->c.truncated);
 	return err;
 }
 
-int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t len)
+static int add_resource_rec(struct analysis *a, const struct pb_rec_resource *r)
 {
-	union {
-		struct pb_rec_hdr h;
-		struct pb_rec_resource r;
-		struct pb_rec_sched s;
-		struct pb_rec_wakeup w;
-		struct pb_rec_block b;
-		struct pb_rec_fault f;
-		struct pb_rec_exit e;
-		struct pb_rec_violation v;
-	} u;
+	const struct pb_event *ev;
+	struct pb_desc_stats *ds;
+
+	if (r->descriptor >= a->m->n_events)
+		return -EINVAL;
+	ev = &a->m->events[r->descriptor];
+	if (ev->resource_idx < 0 || (size_t)ev->resource_idx >= a->m->n_resources ||
+	    r->resource != ev->resource_idx || r->kind != ev->kind)
+		return -EINVAL;
+	ds = &a->ev_desc[r->descriptor];
+	count_desc(a, ds, r);
+	switch (r->kind) {
+	case PB_EV_WAIT:
+		return add_wait(a, ds, r);
+	case PB_EV_ACQUIRE:
+		add_acquire(a, r);
+		return 0;
+	case PB_EV_USE:
+		return add_use(a, r);
+	case PB_EV_RELEASE:
+		return add_release(a, ds, r);
+	default:
+		return -EINVAL;
+	}
+}
+
+union an_rec {
+	struct pb_rec_hdr h;
+	struct pb_rec_resource r;
+	struct pb_rec_sched s;
+	struct pb_rec_wakeup w;
+	struct pb_rec_block b;
+	struct pb_rec_fault f;
+	struct pb_rec_exit e;
+	struct pb_rec_violation v;
+};
+
+/* Copy a record out of its chunk (it may sit unaligned) once its header
+ * says a type, version and size this analysis reads. -EINVAL (counted as
+ * unknown or malformed) otherwise. */
+static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t len,
+		       union an_rec *u)
+{
 	static const size_t need[PB_REC__MAX] = {
 		[PB_REC_RESOURCE] = sizeof(struct pb_rec_resource),
 		[PB_REC_SCHED_SWITCH] = sizeof(struct pb_rec_sched),
@@ -408,67 +436,78 @@ int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_
 		/* counted only: the confidence controller reads these */
 		[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
 	};
-	struct an_point p = { 0 };
-	int err = 0;
 
-	if (!a || !rec)
-		return -EINVAL;
-	if (a->finished)
-		return -EBUSY;
 	if (len < sizeof(struct pb_rec_hdr)) {
 		a->c.malformed++;
 		return -EINVAL;
 	}
-	memcpy(&u.h, rec, sizeof(u.h));	/* records may sit unaligned in a chunk */
-	if (u.h.type == 0 || u.h.type >= PB_REC__MAX || u.h.version < 1 ||
-	    u.h.version > PB_EVENTS_VERSION) {
+	memcpy(&u->h, rec, sizeof(u->h));
+	if (u->h.type == 0 || u->h.type >= PB_REC__MAX || u->h.version < 1 ||
+	    u->h.version > PB_EVENTS_VERSION) {
 		/* versions 1 to 3 share every record layout (2 changed only
 		 * snapshot counters, 3 added PB_REC_VIOLATION) */
 		a->c.unknown_type++;
 		return -EINVAL;
 	}
-	if (u.h.size < need[u.h.type] || u.h.size > len) {
+	if (u->h.size < need[u->h.type] || u->h.size > len) {
 		a->c.malformed++;
 		return -EINVAL;
 	}
-	memcpy(&u, rec, need[u.h.type]);
-	p.ts = u.h.ts_ns;
-	p.pid = u.h.pid;
-	p.tid = u.h.tid;
+	memcpy(u, rec, need[u->h.type]);
+	return 0;
+}
 
-	switch (u.h.type) {
-	case PB_REC_RESOURCE:
+/* the OS records: off-CPU intervals, wakeups, block I/O, faults */
+static int add_os_rec(struct analysis *a, const union an_rec *u)
+{
+	struct an_point p = { .ts = u->h.ts_ns, .pid = u->h.pid, .tid = u->h.tid };
+
+	switch (u->h.type) {
+	case PB_REC_SCHED_SWITCH:
+		if (u->s.in && u->s.off_cpu_ns) {
+			struct an_offcpu o = {
+				.start = u->s.off_cpu_ns <= p.ts ? p.ts - u->s.off_cpu_ns : 0,
+				.end = p.ts, .tid = p.tid,
+			};
+			return an_vec_push(&a->offcpu, &o, a->o.max_items, &a->c.truncated);
+		}
+		return 0;
+	case PB_REC_WAKEUP:
+		p.a = u->w.wakee_tid;
+		return an_vec_push(&a->wakeups, &p, a->o.max_items, &a->c.truncated);
+	case PB_REC_BLOCK_IO:
+		if (!u->b.complete) {
+			p.a = u->b.bytes;
+			return an_vec_push(&a->ios, &p, a->o.max_items, &a->c.truncated);
+		}
+		return 0;
+	case PB_REC_FAULT:
+		return an_vec_push(&a->faults, &p, a->o.max_items, &a->c.truncated);
+	default:	/* PB_REC_EXIT, PB_REC_VIOLATION: counted only */
+		return 0;
+	}
+}
+
+int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t len)
+{
+	union an_rec u;
+	int err;
+
+	if (!a || !rec)
+		return -EINVAL;
+	if (a->finished)
+		return -EBUSY;
+	err = copy_record(a, rec, len, &u);
+	if (err)
+		return err;
+	if (u.h.type == PB_REC_RESOURCE) {
 		err = add_resource_rec(a, &u.r);
 		if (err == -EINVAL) {
 			a->c.malformed++;
 			return err;
 		}
-		break;
-	case PB_REC_SCHED_SWITCH:
-		if (u.s.in && u.s.off_cpu_ns) {
-			struct an_offcpu o = {
-				.start = u.s.off_cpu_ns <= p.ts ? p.ts - u.s.off_cpu_ns : 0,
-				.end = p.ts, .tid = p.tid,
-			};
-			err = an_vec_push(&a->offcpu, &o, a->o.max_items, &a->c.truncated);
-		}
-		break;
-	case PB_REC_WAKEUP:
-		p.a = u.w.wakee_tid;
-		err = an_vec_push(&a->wakeups, &p, a->o.max_items, &a->c.truncated);
-		break;
-	case PB_REC_BLOCK_IO:
-		if (!u.b.complete) {
-			p.a = u.b.bytes;
-			err = an_vec_push(&a->ios, &p, a->o.max_items, &a->c.truncated);
-		}
-		break;
-	case PB_REC_FAULT:
-		err = an_vec_push(&a->faults, &p, a->o.max_items, &a->c.truncated);
-		break;
-	case PB_REC_EXIT:
-	case PB_REC_VIOLATION:
-		break;
+	} else {
+		err = add_os_rec(a, &u);
 	}
 	if (err)
 		return err;

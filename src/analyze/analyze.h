@@ -115,7 +115,10 @@ int analysis__finish(struct analysis *a);
 const struct finding *analysis__findings(const struct analysis *a, size_t *n);
 const struct analysis_counts *analysis__counts(const struct analysis *a);
 
+/* {"counts", "first_ts_ns", "last_ts_ns", "findings": [...]} (docs/report.md) */
 json_t *analysis__to_json(const struct analysis *a);
+/* The same with at most max_findings findings, the top ones (0: all). */
+json_t *analysis__to_json_top(const struct analysis *a, size_t max_findings);
 void analysis__print(const struct analysis *a, FILE *out, size_t top);
 
 const char *finding_kind_str(enum finding_kind k);

@@ -1,5 +1,6 @@
-/* analyze_int.h: the analysis' private state, shared by analyze.c (ingest,
- * joins, findings) and perfetto.c (export). */
+/* analyze_int.h: the analysis' private state, shared by analyze.c (ingest),
+ * diagnose*.c (joins, findings; diagnose_int.h), output.c and perfetto.c
+ * (export). */
 #ifndef PROBITY_ANALYZE_INT_H
 #define PROBITY_ANALYZE_INT_H
 

@@ -52,9 +52,14 @@ static json_t *finding_to_json(const struct finding *f)
 
 json_t *analysis__to_json(const struct analysis *a)
 {
+	return analysis__to_json_top(a, 0);
+}
+
+json_t *analysis__to_json_top(const struct analysis *a, size_t max_findings)
+{
 	const struct analysis_counts *c;
 	json_t *o, *arr, *cnt;
-	size_t i;
+	size_t i, n;
 
 	if (!a)
 		return NULL;
@@ -82,7 +87,8 @@ json_t *analysis__to_json(const struct analysis *a)
 		json_decref(cnt);
 		return NULL;
 	}
-	for (i = 0; i < a->n_findings; i++)
+	n = max_findings && max_findings < a->n_findings ? max_findings : a->n_findings;
+	for (i = 0; i < n; i++)
 		json_array_append_new(arr, finding_to_json(&a->findings[i]));
 	json_object_set_new(o, "counts", cnt);
 	json_object_set_new(o, "first_ts_ns", json_integer((json_int_t)c->first_ts));

@@ -189,18 +189,11 @@ static int width(int cur, const char *s)
 	return n > cur ? n : cur;
 }
 
-static void show_text(const struct manifest *m)
+static void show_targets(const struct manifest *m)
 {
-	char digest[PB_DIGEST_HEX_LEN], bid[2 * PB_BUILD_ID_MAX + 1], site[300], inst[256],
-		units[256], when[300];
-	int w1 = 2, w2 = 6, w3 = 4, w4 = 5, wt = 6;
+	char bid[2 * PB_BUILD_ID_MAX + 1];
+	int w1 = 2, w2 = 6;
 	size_t i;
-
-	pb_hex(m->digest, sizeof(m->digest), digest);
-	printf("manifest %s (schema %d)\n", m->name, m->version);
-	printf("  file    %s\n  sha256  %s\n", m->path, digest);
-	if (m->description)
-		printf("  about   %s\n", m->description);
 
 	printf("\ntargets:\n");
 	for (i = 0; i < m->n_targets; i++) {
@@ -212,10 +205,14 @@ static void show_text(const struct manifest *m)
 		pb_hex(m->targets[i].build_id, m->targets[i].build_id_len, bid);
 		printf("  %-*s  %-*s  %s\n", w1, m->targets[i].id, w2, m->targets[i].binary, bid);
 	}
+}
+
+static void show_resources(const struct manifest *m)
+{
+	int w1 = 4, w2 = 5;
+	size_t i;
 
 	printf("\nresources:\n");
-	w1 = 4;
-	w2 = 5;
 	for (i = 0; i < m->n_resources; i++) {
 		w1 = width(w1, m->resources[i].name);
 		w2 = width(w2, m->resources[i].units);
@@ -232,12 +229,57 @@ static void show_text(const struct manifest *m)
 		       pb_res_class_str(r->class), w2, r->units, cap, r->shared ? "yes" : "no",
 		       r->externally_owned ? "yes" : "no", pb_gen_rule_str(r->generation));
 	}
+}
+
+/* the DETAILS column of an event: units, guard, target, generation,
+ * returns, expected transitions, predictions */
+static void event_details(const struct manifest *m, const struct pb_event *e, char *extra,
+			  size_t sz)
+{
+	char units[256], when[300];
+	size_t o = 0;
+
+	pb_value__format(&e->units, units, sizeof(units));
+	o += snprintf(extra + o, sz - o, "units %s", units);
+	if (e->when.present) {
+		pb_guard__format(&e->when, when, sizeof(when));
+		o += snprintf(extra + o, sz - o, ", when %s", when);
+	}
+	if (e->target.base != PB_VAL_NONE && o < sz) {
+		pb_value__format(&e->target, units, sizeof(units));
+		o += snprintf(extra + o, sz - o, ", target %s%s%s", units,
+			      e->target_resource ? " of " : "",
+			      e->target_resource ? e->target_resource : "");
+	}
+	if (e->generation.base != PB_VAL_NONE && o < sz) {
+		pb_value__format(&e->generation, units, sizeof(units));
+		o += snprintf(extra + o, sz - o, ", generation %s", units);
+	}
+	if (e->returns != PB_RET_UNSPECIFIED && o < sz)
+		o += snprintf(extra + o, sz - o, ", returns %s", pb_returns_str(e->returns));
+	if (e->n_expect && o < sz)
+		o += snprintf(extra + o, sz - o, ", %zu expected transition%s",
+			      e->n_expect, e->n_expect == 1 ? "" : "s");
+	for (size_t k = 0; k < e->n_predicts && o < sz; k++) {
+		const struct pb_prediction *p = &e->predicts[k];
+
+		o += snprintf(extra + o, sz - o, "%s%s", k ? "+" : ", predicts ",
+			      pb_effect_str(p->effect));
+		if (p->min_duration_ns && o < sz)
+			o += snprintf(extra + o, sz - o, ">=%lluns",
+				      (unsigned long long)p->min_duration_ns);
+		if (p->waiter_idx >= 0 && m->events[p->waiter_idx].id && o < sz)
+			o += snprintf(extra + o, sz - o, "(%s)", m->events[p->waiter_idx].id);
+	}
+}
+
+static void show_events(const struct manifest *m)
+{
+	char site[300], inst[256], extra[1024];
+	int w1 = 2, w2 = 8, w3 = 4, w4 = 8, wt = 6;
+	size_t i;
 
 	printf("\nevents:\n");
-	w1 = 2;
-	w2 = 8;
-	w3 = 4;
-	w4 = 8;
 	for (i = 0; i < m->n_events; i++) {
 		w1 = width(w1, m->events[i].id);
 		w2 = width(w2, m->events[i].resource);
@@ -255,51 +297,30 @@ static void show_text(const struct manifest *m)
 	       "INSTANCE", "CONFIDENCE", "DETAILS");
 	for (i = 0; i < m->n_events; i++) {
 		const struct pb_event *e = &m->events[i];
-		char extra[1024];
-		size_t o = 0;
 
 		site_str(&e->site, site, sizeof(site));
 		pb_value__format(&e->instance, inst, sizeof(inst));
-		pb_value__format(&e->units, units, sizeof(units));
-		o += snprintf(extra + o, sizeof(extra) - o, "units %s", units);
-		if (e->when.present) {
-			pb_guard__format(&e->when, when, sizeof(when));
-			o += snprintf(extra + o, sizeof(extra) - o, ", when %s", when);
-		}
-		if (e->target.base != PB_VAL_NONE && o < sizeof(extra)) {
-			pb_value__format(&e->target, units, sizeof(units));
-			o += snprintf(extra + o, sizeof(extra) - o, ", target %s%s%s", units,
-				      e->target_resource ? " of " : "",
-				      e->target_resource ? e->target_resource : "");
-		}
-		if (e->generation.base != PB_VAL_NONE && o < sizeof(extra)) {
-			pb_value__format(&e->generation, units, sizeof(units));
-			o += snprintf(extra + o, sizeof(extra) - o, ", generation %s", units);
-		}
-		if (e->returns != PB_RET_UNSPECIFIED && o < sizeof(extra))
-			o += snprintf(extra + o, sizeof(extra) - o, ", returns %s",
-				      pb_returns_str(e->returns));
-		if (e->n_expect && o < sizeof(extra))
-			o += snprintf(extra + o, sizeof(extra) - o, ", %zu expected transition%s",
-				      e->n_expect, e->n_expect == 1 ? "" : "s");
-		for (size_t k = 0; k < e->n_predicts && o < sizeof(extra); k++) {
-			const struct pb_prediction *p = &e->predicts[k];
-
-			o += snprintf(extra + o, sizeof(extra) - o, "%s%s", k ? "+" : ", predicts ",
-				      pb_effect_str(p->effect));
-			if (p->min_duration_ns && o < sizeof(extra))
-				o += snprintf(extra + o, sizeof(extra) - o, ">=%lluns",
-					      (unsigned long long)p->min_duration_ns);
-			if (p->waiter_idx >= 0 && m->events[p->waiter_idx].id && o < sizeof(extra))
-				o += snprintf(extra + o, sizeof(extra) - o, "(%s)",
-					      m->events[p->waiter_idx].id);
-		}
+		event_details(m, e, extra, sizeof(extra));
 		printf("  %-*s  %-8s  %-*s  %-*s%s%-*s  %-6s  %-*s  %-10s  %s\n", w1, e->id,
 		       pb_event_kind_str(e->kind), w2, e->resource, wt,
 		       wt ? target_of(m, &e->site) : "", wt ? "  " : "", w3, site,
 		       pb_site_at_str(e->site.at), w4, inst, pb_confidence_str(e->confidence),
 		       extra);
 	}
+}
+
+static void show_text(const struct manifest *m)
+{
+	char digest[PB_DIGEST_HEX_LEN];
+
+	pb_hex(m->digest, sizeof(m->digest), digest);
+	printf("manifest %s (schema %d)\n", m->name, m->version);
+	printf("  file    %s\n  sha256  %s\n", m->path, digest);
+	if (m->description)
+		printf("  about   %s\n", m->description);
+	show_targets(m);
+	show_resources(m);
+	show_events(m);
 }
 
 static int do_show(int argc, char **argv)

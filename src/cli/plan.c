@@ -40,7 +40,9 @@ static void plan_help(FILE *out)
 		bin_name);
 }
 
-int do_plan(int argc, char **argv)
+/* Options into popts (binaries: MAX_BINARIES slots); -1 to go on, else
+ * the exit status (help, usage error). */
+static int parse_plan_args(int argc, char **argv, struct plan_opts *popts, const char **binaries)
 {
 	static const struct option opts[] = {
 		{ "binary", required_argument, NULL, 'b' },
@@ -49,23 +51,18 @@ int do_plan(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *binaries[MAX_BINARIES];
-	struct plan_opts popts = { .binaries = binaries };
-	struct manifest *m = NULL;
-	struct diags *diags = NULL;
-	struct plan *p = NULL;
-	int opt, err, ret = EXIT_USAGE;
 	char *end;
 	long pid;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "b:p:h", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'b':
-			if (popts.n_binaries == MAX_BINARIES) {
+			if (popts->n_binaries == MAX_BINARIES) {
 				p_err("at most %d --binary options", MAX_BINARIES);
 				return EXIT_USAGE;
 			}
-			binaries[popts.n_binaries++] = optarg;
+			binaries[popts->n_binaries++] = optarg;
 			break;
 		case 'p':
 			errno = 0;
@@ -74,9 +71,9 @@ int do_plan(int argc, char **argv)
 				p_err("--pid: expected a process id, found '%s'", optarg);
 				return EXIT_USAGE;
 			}
-			popts.pid = (pid_t)pid;
+			popts->pid = (pid_t)pid;
 			break;
-		case 'r': popts.rebind = true; break;
+		case 'r': popts->rebind = true; break;
 		case 'h': plan_help(stdout); return EXIT_OK;
 		default: plan_help(stderr); return EXIT_USAGE;
 		}
@@ -85,10 +82,25 @@ int do_plan(int argc, char **argv)
 		p_err("expected exactly one MANIFEST argument (see '%s plan --help')", bin_name);
 		return EXIT_USAGE;
 	}
-	if (popts.pid && popts.n_binaries) {
+	if (popts->pid && popts->n_binaries) {
 		p_err("--pid and --binary are mutually exclusive");
 		return EXIT_USAGE;
 	}
+	return -1;
+}
+
+int do_plan(int argc, char **argv)
+{
+	const char *binaries[MAX_BINARIES];
+	struct plan_opts popts = { .binaries = binaries };
+	struct manifest *m = NULL;
+	struct diags *diags = NULL;
+	struct plan *p = NULL;
+	int err, ret;
+
+	ret = parse_plan_args(argc, argv, &popts, binaries);
+	if (ret >= 0)
+		return ret;
 	diags = diags__new();
 	if (!diags)
 		return EXIT_FAILURE_RT;

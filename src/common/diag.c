@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/diag.h"
+#include "common/array.h"
 
 struct diags {
 	struct diag *v;
@@ -38,15 +39,8 @@ int diags__add(struct diags *d, enum diag_severity sev, const char *file,
 	char *msg = NULL;
 	int n;
 
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 16;
-		struct diag *v = realloc(d->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->v = v;
-		d->cap = cap;
-	}
+	if (PB_ARRAY_RESERVE_ONE(d->v, d->n, d->cap))
+		return -ENOMEM;
 	va_start(ap, fmt);
 	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);

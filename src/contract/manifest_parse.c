@@ -180,12 +180,65 @@ static void build_resource(struct mctx *c, const struct ynode *node, size_t idx)
 
 /* ---- events -------------------------------------------------------------- */
 
+/* site.symbol: a function name without spaces or control characters */
+static void build_site_symbol(struct mctx *c, const struct ynode *v, const char *path,
+			      struct pb_site *s, struct event_info *ei)
+{
+	char found[80];
+	size_t i;
+
+	s->loc = v->loc;
+	if (!mf_want_scalar(c, v, path, "symbol", "a function symbol"))
+		return;
+	for (i = 0; i < v->len; i++)
+		if ((unsigned char)v->str[i] <= ' ' || v->str[i] == 0x7f)
+			break;
+	if (i < v->len) {
+		ynode__describe(v, found, sizeof(found));
+		merr(c, v->loc, path, "symbol",
+		     "expected a symbol name without spaces or control characters, found %s", found);
+		return;
+	}
+	ei->site_kind_ok = !mf_dup_str(c, v, &s->symbol);
+}
+
+/* site.usdt: PROVIDER:NAME */
+static void build_site_usdt(struct mctx *c, const struct ynode *v, const char *path,
+			    struct pb_site *s, struct event_info *ei)
+{
+	const char *colon;
+	char found[80];
+	size_t i, plen;
+
+	s->loc = v->loc;
+	if (!mf_want_scalar(c, v, path, "usdt", "a USDT probe PROVIDER:NAME"))
+		return;
+	colon = mf_has_nul(v) ? NULL : strchr(v->str, ':');
+	plen = colon ? (size_t)(colon - v->str) : 0;
+	for (i = 0; colon && i < v->len; i++)
+		if (i != plen && !mf_name_char(v->str[i], "_"))
+			break;
+	if (!colon || !plen || plen + 1 == v->len || i < v->len) {
+		ynode__describe(v, found, sizeof(found));
+		merr(c, v->loc, path, "usdt",
+		     "expected PROVIDER:NAME (e.g. postgresql:lwlock__wait__start, as listed by `readelf -n`), found %s",
+		     found);
+		return;
+	}
+	s->usdt_provider = strndup(v->str, plen);
+	s->usdt_name = strdup(colon + 1);
+	if (!s->usdt_provider || !s->usdt_name)
+		c->oom = true;
+	else
+		ei->site_kind_ok = true;
+}
+
 static void build_site(struct mctx *c, const struct ynode *node, const char *evpath,
 		       struct pb_event *e, struct event_info *ei)
 {
 	struct fields *f = &ei->site;
 	struct pb_site *s = &e->site;
-	char path[96], found[80];
+	char path[96];
 	int at;
 
 	snprintf(path, sizeof(path), "%s.site", evpath);
@@ -200,58 +253,17 @@ static void build_site(struct mctx *c, const struct ynode *node, const char *evp
 	if (f->val[SK_TARGET])
 		ei->site_target_given = mf_want_scalar(c, f->val[SK_TARGET], path, "target",
 						       "a target id");
-	if (f->val[SK_SYMBOL] && f->val[SK_USDT]) {
+	if (f->val[SK_SYMBOL] && f->val[SK_USDT])
 		merr(c, f->key[SK_USDT]->loc, path, "usdt",
 		     "a site is either a symbol or a USDT probe, not both (symbol given at %d:%d)",
 		     f->key[SK_SYMBOL]->loc.line, f->key[SK_SYMBOL]->loc.col);
-	} else if (!f->val[SK_SYMBOL] && !f->val[SK_USDT]) {
+	else if (!f->val[SK_SYMBOL] && !f->val[SK_USDT])
 		merr(c, node->loc, path, NULL,
 		     "expected 'symbol: FUNCTION' or 'usdt: PROVIDER:NAME', found neither");
-	} else if (f->val[SK_SYMBOL]) {
-		const struct ynode *v = f->val[SK_SYMBOL];
-		size_t i;
-
-		s->loc = v->loc;
-		if (mf_want_scalar(c, v, path, "symbol", "a function symbol")) {
-			for (i = 0; i < v->len; i++)
-				if ((unsigned char)v->str[i] <= ' ' || v->str[i] == 0x7f)
-					break;
-			if (i < v->len) {
-				ynode__describe(v, found, sizeof(found));
-				merr(c, v->loc, path, "symbol",
-				     "expected a symbol name without spaces or control characters, found %s",
-				     found);
-			} else {
-				ei->site_kind_ok = !mf_dup_str(c, v, &s->symbol);
-			}
-		}
-	} else {
-		const struct ynode *v = f->val[SK_USDT];
-		const char *colon;
-		size_t i, plen;
-
-		s->loc = v->loc;
-		if (mf_want_scalar(c, v, path, "usdt", "a USDT probe PROVIDER:NAME")) {
-			colon = mf_has_nul(v) ? NULL : strchr(v->str, ':');
-			plen = colon ? (size_t)(colon - v->str) : 0;
-			for (i = 0; colon && i < v->len; i++)
-				if (i != plen && !mf_name_char(v->str[i], "_"))
-					break;
-			if (!colon || !plen || plen + 1 == v->len || i < v->len) {
-				ynode__describe(v, found, sizeof(found));
-				merr(c, v->loc, path, "usdt",
-				     "expected PROVIDER:NAME (e.g. postgresql:lwlock__wait__start, as listed by `readelf -n`), found %s",
-				     found);
-			} else {
-				s->usdt_provider = strndup(v->str, plen);
-				s->usdt_name = strdup(colon + 1);
-				if (!s->usdt_provider || !s->usdt_name)
-					c->oom = true;
-				else
-					ei->site_kind_ok = true;
-			}
-		}
-	}
+	else if (f->val[SK_SYMBOL])
+		build_site_symbol(c, f->val[SK_SYMBOL], path, s, ei);
+	else
+		build_site_usdt(c, f->val[SK_USDT], path, s, ei);
 	if (f->val[SK_OFFSET])
 		mf_get_u64(c, f->val[SK_OFFSET], path, "offset", "a byte offset >= 0 (decimal or 0x hex)",
 			   &s->offset);

@@ -4,6 +4,7 @@
  * event descriptor resolve its site(s) and verify instruction boundaries;
  * then group the sites into links and assign cookies. Every problem is a
  * positioned note in plan->notes (refusals are errors, the rest warnings).
+ * Resolving the targets to files is in plan_targets.c.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -12,31 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "contract/plan.h"
+#include "contract/plan_int.h"
 #include "elf/elf_image.h"
 #include "elf/insn.h"
 #include "elf/proc_maps.h"
 #include "elf/usdt.h"
 #include "common/digest.h"
 #include "common/log.h"
+#include "common/array.h"
 
 
-static const char *const lib_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-	"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-	"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib", NULL,
-};
-
-struct plan_ctx {
-	const struct manifest *m;
-	const struct plan_opts *opts;
-	struct plan *p;
-	struct elf_image **images;	/* per plan target, NULL when unusable */
-	struct proc_mapping *maps;
-	int n_maps;
-	size_t *n_dynsym;		/* per target: sites found only in .dynsym */
-	size_t cap_sites;
-};
 
 const char *plan_link_type_str(enum plan_link_type t)
 {
@@ -48,12 +34,8 @@ const char *plan_link_type_str(enum plan_link_type t)
 	return "?";
 }
 
-static void note(struct plan_ctx *c, enum diag_severity sev, struct pb_loc loc,
-		 const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void note(struct plan_ctx *c, enum diag_severity sev, struct pb_loc loc,
-		 const char *field, const char *fmt, ...)
+void plan_ctx__note(struct plan_ctx *c, enum diag_severity sev, struct pb_loc loc,
+		    const char *field, const char *fmt, ...)
 {
 	char *msg = NULL;
 	va_list ap;
@@ -67,230 +49,12 @@ static void note(struct plan_ctx *c, enum diag_severity sev, struct pb_loc loc,
 	free(msg);
 }
 
-static bool is_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static char *manifest_dir(const struct manifest *m)
-{
-	char *copy, *dir;
-
-	if (!m->path)
-		return strdup(".");
-	copy = strdup(m->path);
-	if (!copy)
-		return NULL;
-	dir = strdup(dirname(copy));
-	free(copy);
-	return dir;
-}
-
-/* Find the file for a target's `binary` field when no pid/override applies:
- * absolute paths as they are; paths with a '/' relative to the manifest's
- * directory; bare names in the manifest's directory, then in the standard
- * library directories (sonames). */
-static char *resolve_binary_path(const struct manifest *m, const char *binary)
-{
-	char buf[PATH_MAX], *dir, *res = NULL;
-	int i;
-
-	if (binary[0] == '/')
-		return is_file(binary) ? realpath(binary, NULL) : NULL;
-	dir = manifest_dir(m);
-	if (!dir)
-		return NULL;
-	snprintf(buf, sizeof(buf), "%s/%s", dir, binary);
-	free(dir);
-	if (is_file(buf))
-		return realpath(buf, NULL);
-	if (strchr(binary, '/'))
-		return NULL;
-	for (i = 0; lib_dirs[i] && !res; i++) {
-		snprintf(buf, sizeof(buf), "%s/%s", lib_dirs[i], binary);
-		if (is_file(buf))
-			res = realpath(buf, NULL);
-	}
-	return res;
-}
-
-/* --binary overrides: "ID=PATH" names a target; a bare "PATH" applies to
- * the only target, or to the target whose binary has the same basename. */
-static const char *binary_override(const struct plan_ctx *c, int ti)
-{
-	const struct pb_target *t = &c->m->targets[ti];
-	const char *bare = NULL;
-	size_t i, idlen = strlen(t->id);
-
-	for (i = 0; i < c->opts->n_binaries; i++) {
-		const char *b = c->opts->binaries[i];
-		const char *eq = strchr(b, '=');
-
-		if (eq && (size_t)(eq - b) == idlen && !strncmp(b, t->id, idlen))
-			return eq + 1;
-		if (!eq) {
-			char *a = strdup(b), *x = strdup(t->binary);
-
-			if (a && x && (c->m->n_targets == 1 ||
-				       !strcmp(basename(a), basename(x))))
-				bare = b;
-			free(a);
-			free(x);
-		}
-	}
-	return bare;
-}
-
-static bool build_id_matches(struct elf_image *img, const struct pb_target *t,
-			     char *found_hex, size_t sz)
-{
-	uint8_t id[ELF_BUILD_ID_MAX];
-	int n = elf_image__build_id(img, id, sizeof(id));
-
-	found_hex[0] = '\0';
-	if (n <= 0)
-		return false;
-	elf_image__build_id_hex(img, found_hex, sz);
-	return (size_t)n == t->build_id_len && !memcmp(id, t->build_id, n);
-}
-
-/* In a process: the mapped file with the expected build-id wins; else the
- * mapping whose basename equals the target's (soname or file name). */
-static char *resolve_in_process(struct plan_ctx *c, const struct pb_target *t,
-				char **display)
-{
-	char *want = strdup(t->binary), *base;
-	int i, by_name = -1;
-
-	if (!want)
-		return NULL;
-	base = basename(want);
-	for (i = 0; i < c->n_maps; i++) {
-		struct elf_image *img = elf_image__open(c->maps[i].path);
-		char hex[2 * ELF_BUILD_ID_MAX + 1];
-		bool match;
-		char *mb;
-
-		if (!img)
-			continue;
-		match = build_id_matches(img, t, hex, sizeof(hex));
-		elf_image__free(img);
-		if (match) {
-			free(want);
-			*display = strdup(c->maps[i].map_path);
-			return strdup(c->maps[i].path);
-		}
-		mb = strrchr(c->maps[i].map_path, '/');
-		mb = mb ? mb + 1 : c->maps[i].map_path;
-		if (by_name < 0 && !strcmp(mb, base))
-			by_name = i;
-	}
-	free(want);
-	if (by_name < 0)
-		return NULL;
-	*display = strdup(c->maps[by_name].map_path);
-	return strdup(c->maps[by_name].path);
-}
-
-static int resolve_targets(struct plan_ctx *c)
-{
-	const struct manifest *m = c->m;
-	struct plan *p = c->p;
-	size_t i;
-	int err;
-
-	if (c->opts->pid > 0) {
-		err = proc_mappings__read(c->opts->pid, &c->maps);
-		if (err < 0) {
-			note(c, DIAG_ERROR, (struct pb_loc){ 0, 0 }, NULL,
-			     "cannot read the mappings of process %d: %s",
-			     (int)c->opts->pid, strerror(-err));
-			return err;
-		}
-		c->n_maps = err;
-	}
-	p->targets = calloc(m->n_targets, sizeof(*p->targets));
-	c->images = calloc(m->n_targets, sizeof(*c->images));
-	c->n_dynsym = calloc(m->n_targets, sizeof(*c->n_dynsym));
-	if (!p->targets || !c->images || !c->n_dynsym)
-		return -ENOMEM;
-	p->n_targets = m->n_targets;
-
-	for (i = 0; i < m->n_targets; i++) {
-		const struct pb_target *t = &m->targets[i];
-		struct plan_target *pt = &p->targets[i];
-		const char *ovr = binary_override(c, i);
-		struct elf_image *img;
-		char *display = NULL;
-
-		pt->manifest_idx = i;
-		pb_hex(t->build_id, t->build_id_len, pt->build_id_expected);
-		if (ovr) {
-			pt->path = is_file(ovr) ? realpath(ovr, NULL) : NULL;
-			display = strdup(ovr);
-		} else if (c->opts->pid > 0) {
-			pt->path = resolve_in_process(c, t, &display);
-		} else {
-			pt->path = resolve_binary_path(m, t->binary);
-			display = pt->path ? strdup(pt->path) : NULL;
-		}
-		pt->display_path = display ? display : strdup(t->binary);
-		if (!pt->path) {
-			if (c->opts->pid > 0)
-				note(c, DIAG_ERROR, t->loc, "binary",
-				     "target '%s': no file mapped by process %d has build-id %s or is named '%s'",
-				     t->id, (int)c->opts->pid, pt->build_id_expected, t->binary);
-			else
-				note(c, DIAG_ERROR, t->loc, "binary",
-				     "target '%s': cannot find '%s'%s", t->id,
-				     ovr ? ovr : t->binary,
-				     ovr ? "" : " (relative paths are resolved from the manifest's directory; use --binary PATH)");
-			continue;
-		}
-		img = elf_image__open(pt->path);
-		if (!img) {
-			note(c, DIAG_ERROR, t->loc, "binary", "target '%s': cannot read %s as ELF: %s",
-			     t->id, pt->path, strerror(errno));
-			continue;
-		}
-		pt->resolved = true;
-		pt->build_id_match = build_id_matches(img, t, pt->build_id_found,
-						      sizeof(pt->build_id_found));
-		if (!pt->build_id_match) {
-			if (!c->opts->rebind) {
-				note(c, DIAG_ERROR, t->loc, "build_id",
-				     "target '%s': build-id mismatch: the manifest is for %s, %s has %s; refusing to attach (use --rebind to re-resolve by symbol name; descriptors then become 'degraded')",
-				     t->id, pt->build_id_expected, pt->display_path,
-				     pt->build_id_found[0] ? pt->build_id_found : "no build-id");
-				elf_image__free(img);
-				continue;
-			}
-			pt->rebound = true;
-			note(c, DIAG_WARNING, t->loc, "build_id",
-			     "target '%s': build-id mismatch (manifest %s, %s has %s); re-bound by symbol name under --rebind: its descriptors are 'degraded'",
-			     t->id, pt->build_id_expected, pt->display_path,
-			     pt->build_id_found[0] ? pt->build_id_found : "none");
-		}
-		c->images[i] = img;
-	}
-	return 0;
-}
-
 static struct plan_site *add_site(struct plan_ctx *c)
 {
 	struct plan *p = c->p;
 
-	if (p->n_sites == c->cap_sites) {
-		size_t cap = c->cap_sites ? c->cap_sites * 2 : 32;
-		struct plan_site *s = realloc(p->sites, cap * sizeof(*s));
-
-		if (!s)
-			return NULL;
-		p->sites = s;
-		c->cap_sites = cap;
-	}
+	if (PB_ARRAY_RESERVE_ONE(p->sites, p->n_sites, c->cap_sites))
+		return NULL;
 	memset(&p->sites[p->n_sites], 0, sizeof(p->sites[0]));
 	p->sites[p->n_sites].link = -1;
 	return &p->sites[p->n_sites++];
@@ -316,7 +80,7 @@ static void refuse(struct plan_ctx *c, int ei, struct pb_loc loc, const char *fi
 	if (!d->reason && msg)
 		d->reason = strdup(msg);
 	if (msg)
-		note(c, DIAG_ERROR, loc, field, "event '%s' refused: %s", c->m->events[ei].id, msg);
+		plan_ctx__note(c, DIAG_ERROR, loc, field, "event '%s' refused: %s", c->m->events[ei].id, msg);
 	free(msg);
 }
 
@@ -403,24 +167,23 @@ static int plan_usdt_event(struct plan_ctx *c, int ei)
 	return 0;
 }
 
-static int plan_symbol_event(struct plan_ctx *c, int ei)
+/* Find the function the event's site names: false (refused, with the
+ * reason) when it is missing, ambiguous, an IFUNC, or an offset inside it
+ * cannot be trusted after a re-bind. */
+static bool find_site_symbol(struct plan_ctx *c, int ei, struct elf_image *img,
+			     struct elf_symbol *sym)
 {
 	const struct pb_event *e = &c->m->events[ei];
 	const struct plan_target *pt = &c->p->targets[e->site.target_idx];
-	struct elf_image *img = c->images[e->site.target_idx];
-	struct insn_site_check chk = {};
-	struct elf_symbol sym;
-	uint64_t vaddr, foff;
-	struct plan_site *s;
 	int err;
 
-	err = elf_image__find_symbol(img, e->site.symbol, &sym);
+	err = elf_image__find_symbol(img, e->site.symbol, sym);
 	if (err == -ENOENT) {
 		refuse(c, ei, e->site.loc, "site.symbol",
 		       "function '%s' not found in %s (.symtab%s)", e->site.symbol,
 		       pt->display_path, elf_image__has_symtab(img) ? " and .dynsym" :
 		       " is stripped; .dynsym searched");
-		return 0;
+		return false;
 	}
 	if (err == -ENOTUNIQ) {
 		struct elf_symbol cand[8];
@@ -436,68 +199,91 @@ static int plan_symbol_event(struct plan_ctx *c, int ei)
 		refuse(c, ei, e->site.loc, "site.symbol",
 		       "%d different functions are named '%s' in %s (at %s%s); the site is ambiguous",
 		       n, e->site.symbol, pt->display_path, list, n > 8 ? ", ..." : "");
-		return 0;
+		return false;
 	}
 	if (err) {
 		refuse(c, ei, e->site.loc, "site.symbol", "looking up '%s': %s", e->site.symbol,
 		       strerror(-err));
-		return 0;
+		return false;
 	}
-	if (sym.ifunc) {
+	if (sym->ifunc) {
 		refuse(c, ei, e->site.loc, "site.symbol",
 		       "'%s' is a GNU IFUNC: its address is the resolver, not the code that runs; name the implementation the resolver picks instead",
 		       e->site.symbol);
-		return 0;
+		return false;
 	}
 	if (pt->rebound && e->site.offset) {
 		refuse(c, ei, e->site.loc, "site.offset",
 		       "offset +0x%llx inside '%s' cannot be re-bound by name: the function's code differs from the manifest's build",
 		       (unsigned long long)e->site.offset, e->site.symbol);
-		return 0;
+		return false;
 	}
-	err = elf_image__check_insn_boundary(img, &sym, e->site.offset, &chk);
+	return true;
+}
+
+/* Is symbol+offset the start of an instruction in a loaded segment? false
+ * (refused, with the disassembly when there is one) when not; *vaddr and
+ * *foff get the site's address and file offset. */
+static bool check_site_offset(struct plan_ctx *c, int ei, struct elf_image *img,
+			      const struct elf_symbol *sym, struct insn_site_check *chk,
+			      uint64_t *vaddr, uint64_t *foff)
+{
+	const struct pb_event *e = &c->m->events[ei];
+	int err;
+
+	err = elf_image__check_insn_boundary(img, sym, e->site.offset, chk);
 	if (err) {
 		refuse(c, ei, e->site.loc, "site.offset",
 		       "cannot verify that %s+0x%llx starts an instruction: %s", e->site.symbol,
 		       (unsigned long long)e->site.offset,
 		       err == -EOPNOTSUPP ? "unsupported architecture" : strerror(-err));
-		goto out;
+		return false;
 	}
-	if (!chk.in_bounds) {
+	if (!chk->in_bounds) {
 		refuse(c, ei, e->site.loc, "site.offset",
 		       "offset +0x%llx is outside '%s' (%llu bytes)",
 		       (unsigned long long)e->site.offset, e->site.symbol,
-		       (unsigned long long)sym.size);
-		goto out;
+		       (unsigned long long)sym->size);
+		return false;
 	}
-	if (chk.decode_failed) {
+	if (chk->decode_failed) {
 		refuse(c, ei, e->site.loc, "site.offset",
 		       "cannot verify %s+0x%llx: Capstone could not decode the instruction at +0x%llx, so the site is not known to start an instruction:\n%s",
 		       e->site.symbol, (unsigned long long)e->site.offset,
-		       (unsigned long long)chk.decode_failed_at, chk.listing ? chk.listing : "");
-		goto out;
+		       (unsigned long long)chk->decode_failed_at, chk->listing ? chk->listing : "");
+		return false;
 	}
-	if (!chk.on_boundary) {
+	if (!chk->on_boundary) {
 		refuse(c, ei, e->site.loc, "site.offset",
 		       "%s+0x%llx is not an instruction boundary (nearest: +0x%llx, +0x%llx); a probe there would corrupt the target:\n%s",
 		       e->site.symbol, (unsigned long long)e->site.offset,
-		       (unsigned long long)chk.prev_boundary, (unsigned long long)chk.next_boundary,
-		       chk.listing ? chk.listing : "");
-		goto out;
+		       (unsigned long long)chk->prev_boundary, (unsigned long long)chk->next_boundary,
+		       chk->listing ? chk->listing : "");
+		return false;
 	}
-	vaddr = sym.vaddr + e->site.offset;
-	err = elf_image__vaddr_to_offset(img, vaddr, &foff);
+	*vaddr = sym->vaddr + e->site.offset;
+	err = elf_image__vaddr_to_offset(img, *vaddr, foff);
 	if (err) {
 		refuse(c, ei, e->site.loc, "site", "%s+0x%llx (0x%llx) is not in a loaded segment",
-		       e->site.symbol, (unsigned long long)e->site.offset, (unsigned long long)vaddr);
-		goto out;
+		       e->site.symbol, (unsigned long long)e->site.offset, (unsigned long long)*vaddr);
+		return false;
 	}
+	return true;
+}
 
-	/* at: entry  -> one entry site
-	 * at: return -> a return site, plus an entry "stash" site when the
-	 *               event reads arguments (registers are clobbered by then)
-	 *               or predicts an in-call effect (counters at entry)
-	 * at: span   -> entry (begin) and return (end) sites */
+/* The probe sites of a checked symbol site:
+ * at: entry  -> one entry site
+ * at: return -> a return site, plus an entry "stash" site when the
+ *               event reads arguments (registers are clobbered by then)
+ *               or predicts an in-call effect (counters at entry)
+ * at: span   -> entry (begin) and return (end) sites
+ * 0 or -ENOMEM. */
+static int add_symbol_sites(struct plan_ctx *c, int ei, const struct elf_symbol *sym,
+			    const struct insn_site_check *chk, uint64_t vaddr, uint64_t foff)
+{
+	const struct pb_event *e = &c->m->events[ei];
+	struct plan_site *s;
+
 	if (e->site.at != PB_AT_RETURN || event_uses(e, PB_VAL_ARG) || predicts_in_call(e)) {
 		s = add_site(c);
 		if (!s)
@@ -506,15 +292,15 @@ static int plan_symbol_event(struct plan_ctx *c, int ei)
 		s->target = e->site.target_idx;
 		s->vaddr = vaddr;
 		s->file_offset = foff;
-		s->sym_vaddr = sym.vaddr;
+		s->sym_vaddr = sym->vaddr;
 		s->offset = e->site.offset;
 		s->cookie = (uint64_t)ei;
 		if (e->site.at == PB_AT_RETURN)
 			s->cookie |= PLAN_COOKIE_STASH;
-		s->insn_len = chk.insn_len;
-		snprintf(s->insn_text, sizeof(s->insn_text), "%s", chk.insn_text);
-		if (chk.note[0])
-			s->note = strdup(chk.note);
+		s->insn_len = chk->insn_len;
+		snprintf(s->insn_text, sizeof(s->insn_text), "%s", chk->insn_text);
+		if (chk->note[0])
+			s->note = strdup(chk->note);
 	}
 	if (e->site.at != PB_AT_ENTRY) {
 		s = add_site(c);
@@ -525,16 +311,32 @@ static int plan_symbol_event(struct plan_ctx *c, int ei)
 		s->retprobe = true;
 		s->vaddr = vaddr;
 		s->file_offset = foff;
-		s->sym_vaddr = sym.vaddr;
+		s->sym_vaddr = sym->vaddr;
 		s->cookie = (uint64_t)ei | PLAN_COOKIE_RETURN;
-		s->insn_len = chk.insn_len;
-		snprintf(s->insn_text, sizeof(s->insn_text), "%s", chk.insn_text);
+		s->insn_len = chk->insn_len;
+		snprintf(s->insn_text, sizeof(s->insn_text), "%s", chk->insn_text);
 	}
-	if (sym.from_dynsym)
+	if (sym->from_dynsym)
 		c->n_dynsym[e->site.target_idx]++;
-out:
-	insn_site_check__clear(&chk);
 	return 0;
+}
+
+/* A symbol (+offset) site: refused with the reason, or its probe sites. */
+static int plan_symbol_event(struct plan_ctx *c, int ei)
+{
+	const struct pb_event *e = &c->m->events[ei];
+	struct elf_image *img = c->images[e->site.target_idx];
+	struct insn_site_check chk = {};
+	struct elf_symbol sym;
+	uint64_t vaddr, foff;
+	int err = 0;
+
+	if (!find_site_symbol(c, ei, img, &sym))
+		return 0;
+	if (check_site_offset(c, ei, img, &sym, &chk, &vaddr, &foff))
+		err = add_symbol_sites(c, ei, &sym, &chk, vaddr, foff);
+	insn_site_check__clear(&chk);
+	return err;
 }
 
 /* Sites are listed per descriptor (the order of the manifest), entry
@@ -659,7 +461,7 @@ static void conf_warnings(struct plan_ctx *c)
 				snprintf(list + len, sizeof(list) - len, ", ...");
 		}
 		if (n)
-			note(c, DIAG_WARNING, first, "confidence",
+			plan_ctx__note(c, DIAG_WARNING, first, "confidence",
 			     "%zu descriptor(s) are '%s' (%s): their events are recorded, but findings that rest on them are not trusted",
 			     n, pb_confidence_str(levels[l]), list);
 	}
@@ -681,12 +483,12 @@ static void site_warnings(struct plan_ctx *c)
 			emulated++;
 	}
 	if (emulated)
-		note(c, DIAG_NOTE, (struct pb_loc){ 0, 0 }, NULL,
+		plan_ctx__note(c, DIAG_NOTE, (struct pb_loc){ 0, 0 }, NULL,
 		     "%zu entry site(s) start on an instruction the kernel emulates or single-steps out of line (slower than an optimized probe); %zu on a 5-byte nop it can optimize; see the 'insn'/'note' columns",
 		     emulated, nop5);
 	for (i = 0; i < p->n_targets; i++)
 		if (c->n_dynsym[i])
-			note(c, DIAG_NOTE, c->m->targets[i].loc, "binary",
+			plan_ctx__note(c, DIAG_NOTE, c->m->targets[i].loc, "binary",
 			     "target '%s': %zu symbol(s) resolved from .dynsym only (%s has no .symtab)",
 			     c->m->targets[i].id, c->n_dynsym[i], p->targets[i].display_path);
 	conf_warnings(c);
@@ -719,7 +521,7 @@ int plan__build(const struct manifest *m, const struct plan_opts *opts,
 	c.opts = opts;
 	c.p = p;
 
-	err = resolve_targets(&c);
+	err = plan_ctx__resolve_targets(&c);
 	if (err)
 		goto err_out;
 

@@ -27,17 +27,9 @@ static const char *site_role(const struct plan_site *s)
 	return "entry";
 }
 
-void plan__print(const struct plan *p, FILE *out)
+static void print_targets(const struct plan *p, FILE *out)
 {
-	const struct manifest *m = p->manifest;
-	char digest[PB_DIGEST_HEX_LEN], buf[256];
-	size_t i, ew, rw, sw;
-
-	pb_hex(m->digest, 16, digest);
-	fprintf(out, "plan for manifest '%s' (%s, sha256 %s...)\n", m->name,
-		m->path ? m->path : "<memory>", digest);
-	if (p->pid > 0)
-		fprintf(out, "process: %d\n", (int)p->pid);
+	size_t i;
 
 	fprintf(out, "\ntargets:\n");
 	for (i = 0; i < p->n_targets; i++) {
@@ -51,6 +43,12 @@ void plan__print(const struct plan *p, FILE *out)
 		fprintf(out, "  %-10s build-id %s (%s)\n", "", t->build_id_found[0] ?
 			t->build_id_found : t->build_id_expected, state);
 	}
+}
+
+static void print_descriptors(const struct plan *p, FILE *out)
+{
+	const struct manifest *m = p->manifest;
+	size_t i, ew, rw;
 
 	ew = 5;
 	for (i = 0; i < p->n_descriptors; i++) {
@@ -72,6 +70,12 @@ void plan__print(const struct plan *p, FILE *out)
 			pb_confidence_str(d->confidence), d->n_sites,
 			d->status == PLAN_DESC_OK ? "ok" : "REFUSED");
 	}
+}
+
+static void print_sites(const struct plan *p, FILE *out)
+{
+	char buf[256];
+	size_t i, sw;
 
 	sw = 4;
 	for (i = 0; i < p->n_sites; i++) {
@@ -95,6 +99,11 @@ void plan__print(const struct plan *p, FILE *out)
 			s->link, (unsigned long long)s->cookie, insn, s->note ? "; " : "",
 			s->note ? s->note : "");
 	}
+}
+
+static void print_links(const struct plan *p, FILE *out)
+{
+	size_t i;
 
 	fprintf(out, "\nlinks:\n");
 	for (i = 0; i < p->n_links; i++) {
@@ -108,6 +117,22 @@ void plan__print(const struct plan *p, FILE *out)
 			fprintf(out, "  %2zu  %-16s %-10s %zu site(s)\n", i,
 				plan_link_type_str(l->type), target_id(p, l->target), l->n_sites);
 	}
+}
+
+void plan__print(const struct plan *p, FILE *out)
+{
+	const struct manifest *m = p->manifest;
+	char digest[PB_DIGEST_HEX_LEN];
+
+	pb_hex(m->digest, 16, digest);
+	fprintf(out, "plan for manifest '%s' (%s, sha256 %s...)\n", m->name,
+		m->path ? m->path : "<memory>", digest);
+	if (p->pid > 0)
+		fprintf(out, "process: %d\n", (int)p->pid);
+	print_targets(p, out);
+	print_descriptors(p, out);
+	print_sites(p, out);
+	print_links(p, out);
 	if (diags__count(p->notes)) {
 		fprintf(out, "\nnotes:\n");
 		diags__print(p->notes, out);

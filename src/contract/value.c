@@ -597,14 +597,114 @@ const char *pb_cmp_op_str(enum pb_cmp_op op)
 	return (unsigned)op < sizeof(cmp_ops) / sizeof(cmp_ops[0]) ? cmp_ops[op] : "?";
 }
 
+/* A guard with no comparison character: say what is missing, after the
+ * value's own error when the value itself is wrong (more precise). */
+static void fail_no_operator(struct vparser *p, struct pb_value *lhs)
+{
+	char buf[64];
+
+	skip_ws(p);
+	if (p->pos == p->len) {
+		fail_at(p, p->pos, "expected a guard '<value> <op> <integer>' (e.g. s32(retval) == 0), found nothing");
+		return;
+	}
+	if (!parse_value_span(p, lhs))
+		return;
+	skip_ws(p);
+	if (p->pos < p->len) {
+		describe(p, p->pos, buf, sizeof(buf));
+		fail_at(p, p->pos, "expected a comparison operator (==, !=, <, <=, > or >=), found %s",
+			buf);
+	} else {
+		fail_at(p, p->pos, "expected a comparison after the value ('<value> <op> <integer>', op one of == != < <= > >=, e.g. retval != 0), found end of guard");
+	}
+}
+
+/* the comparison operator at text[op_at]; p->pos moves past it */
+static bool parse_cmp_op(struct vparser *p, const char *text, size_t op_at, enum pb_cmp_op *op)
+{
+	static const struct {
+		const char *s;
+		enum pb_cmp_op op;
+	} two[] = {
+		{ "==", PB_CMP_EQ }, { "!=", PB_CMP_NE }, { "<=", PB_CMP_LE }, { ">=", PB_CMP_GE },
+	};
+	size_t i, n;
+
+	p->pos = op_at;
+	for (i = 0; i < sizeof(two) / sizeof(two[0]); i++)
+		if (!strncmp(text + op_at, two[i].s, 2)) {
+			*op = two[i].op;
+			p->pos += 2;
+			return true;
+		}
+	if (text[op_at] == '<' && text[op_at + 1] != '<' && text[op_at + 1] != '>') {
+		*op = PB_CMP_LT;
+		p->pos += 1;
+		return true;
+	}
+	if (text[op_at] == '>' && text[op_at + 1] != '>' && text[op_at + 1] != '<') {
+		*op = PB_CMP_GT;
+		p->pos += 1;
+		return true;
+	}
+	n = strspn(text + op_at, "=!<>");
+	fail_at(p, op_at, "expected a comparison operator (==, !=, <, <=, > or >=), found '%.*s'",
+		(int)(n > 8 ? 8 : n), text + op_at);
+	return false;
+}
+
+/* the integer after the operator, and nothing after it */
+static bool parse_guard_rhs(struct vparser *p, size_t op_at, int64_t *rhs)
+{
+	bool neg = false;
+	uint64_t mag;
+	char buf[64];
+
+	skip_ws(p);
+	if (peek(p) == '-') {
+		neg = true;
+		p->pos++;
+		skip_ws(p);
+	}
+	if (!parse_uint(p, &mag, "an integer after the comparison"))
+		return false;
+	if (neg && mag > (uint64_t)INT64_MAX + 1) {
+		fail_at(p, op_at + 1, "integer out of range: '-%" PRIu64 "'", mag);
+		return false;
+	}
+	*rhs = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+	skip_ws(p);
+	if (p->pos < p->len) {
+		describe(p, p->pos, buf, sizeof(buf));
+		fail_at(p, p->pos, "unexpected %s after the guard (one comparison '<value> <op> <integer>' only)",
+			buf);
+		return false;
+	}
+	return true;
+}
+
+/* the guard's and its value's text as written, without surrounding blanks */
+static int guard_texts(const char *text, size_t len, size_t op_at, struct pb_guard *g)
+{
+	const char *s = text;
+	size_t tl = len;
+
+	trim(&s, &tl);
+	g->text = strndup(s, tl);
+	s = text;
+	tl = op_at;
+	trim(&s, &tl);
+	g->lhs.text = strndup(s, tl);
+	return g->text && g->lhs.text ? 0 : -ENOMEM;
+}
+
 int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t err_sz,
 		    int *err_col)
 {
 	struct pb_guard g;
 	struct vparser p;
 	size_t op_at, len;
-	uint64_t mag;
-	bool neg = false;
 	char buf[64];
 	int e;
 
@@ -620,22 +720,7 @@ int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t er
 	op_at = strcspn(text, "=!<>");
 	vparser_init(&p, text, op_at, err, err_sz);
 	if (op_at == len) {
-		skip_ws(&p);
-		if (p.pos == len) {
-			fail_at(&p, p.pos, "expected a guard '<value> <op> <integer>' (e.g. s32(retval) == 0), found nothing");
-			goto fail;
-		}
-		/* parse the value first: its own error is more precise */
-		if (parse_value_span(&p, &g.lhs)) {
-			skip_ws(&p);
-			if (p.pos < p.len) {
-				describe(&p, p.pos, buf, sizeof(buf));
-				fail_at(&p, p.pos, "expected a comparison operator (==, !=, <, <=, > or >=), found %s",
-					buf);
-			} else {
-				fail_at(&p, p.pos, "expected a comparison after the value ('<value> <op> <integer>', op one of == != < <= > >=, e.g. retval != 0), found end of guard");
-			}
-		}
+		fail_no_operator(&p, &g.lhs);
 		goto fail;
 	}
 	if (!parse_value_span(&p, &g.lhs))
@@ -646,69 +731,13 @@ int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t er
 		fail_at(&p, p.pos, "expected a comparison operator (==, !=, <, <=, > or >=), found %s", buf);
 		goto fail;
 	}
-	/* the operator */
 	p.len = len;
-	p.pos = op_at;
-	if (!strncmp(text + op_at, "==", 2)) {
-		g.op = PB_CMP_EQ;
-		p.pos += 2;
-	} else if (!strncmp(text + op_at, "!=", 2)) {
-		g.op = PB_CMP_NE;
-		p.pos += 2;
-	} else if (!strncmp(text + op_at, "<=", 2)) {
-		g.op = PB_CMP_LE;
-		p.pos += 2;
-	} else if (!strncmp(text + op_at, ">=", 2)) {
-		g.op = PB_CMP_GE;
-		p.pos += 2;
-	} else if (text[op_at] == '<' && text[op_at + 1] != '<' && text[op_at + 1] != '>') {
-		g.op = PB_CMP_LT;
-		p.pos += 1;
-	} else if (text[op_at] == '>' && text[op_at + 1] != '>' && text[op_at + 1] != '<') {
-		g.op = PB_CMP_GT;
-		p.pos += 1;
-	} else {
-		size_t n = strspn(text + op_at, "=!<>");
-
-		fail_at(&p, op_at, "expected a comparison operator (==, !=, <, <=, > or >=), found '%.*s'",
-			(int)(n > 8 ? 8 : n), text + op_at);
+	if (!parse_cmp_op(&p, text, op_at, &g.op) || !parse_guard_rhs(&p, op_at, &g.rhs))
 		goto fail;
-	}
-	skip_ws(&p);
-	if (peek(&p) == '-') {
-		neg = true;
-		p.pos++;
-		skip_ws(&p);
-	}
-	if (!parse_uint(&p, &mag, "an integer after the comparison"))
-		goto fail;
-	if (neg && mag > (uint64_t)INT64_MAX + 1) {
-		fail_at(&p, op_at + 1, "integer out of range: '-%" PRIu64 "'", mag);
-		goto fail;
-	}
-	g.rhs = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-	skip_ws(&p);
-	if (p.pos < p.len) {
-		describe(&p, p.pos, buf, sizeof(buf));
-		fail_at(&p, p.pos, "unexpected %s after the guard (one comparison '<value> <op> <integer>' only)",
-			buf);
-		goto fail;
-	}
-	{
-		const char *s = text;
-		size_t tl = len;
-
-		trim(&s, &tl);
-		g.text = strndup(s, tl);
-		s = text;
-		tl = op_at;
-		trim(&s, &tl);
-		g.lhs.text = strndup(s, tl);
-		if (!g.text || !g.lhs.text) {
-			e = -ENOMEM;
-			pb_guard__free(&g);
-			return e;
-		}
+	e = guard_texts(text, len, op_at, &g);
+	if (e) {
+		pb_guard__free(&g);
+		return e;
 	}
 	g.present = true;
 	*out = g;

@@ -1,5 +1,5 @@
 /* fuzz_envelope.c: libFuzzer entry point for the envelope parser
- * (src/validate/envelope.c): any bytes must parse or fail with a message,
+ * (src/validate/envelope_json.c): any bytes must parse or fail with a message,
  * never crash. What parses is bound-checked against a fixed manifest,
  * written back to JSON and, when its metrics exist in that manifest, used
  * to check a few snapshots and records. Seeds: tests/fuzz/corpus/fuzz_envelope

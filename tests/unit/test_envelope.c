@@ -1,4 +1,4 @@
-/* test_envelope.c: distribution envelopes (src/validate/envelope.c) on
+/* test_envelope.c: distribution envelopes (src/validate/envelope*.c) on
  * synthetic counters: the training distribution stays inside, a shifted
  * ratio is flagged after ENVELOPE_SUSTAIN windows, a one-window blip is
  * not, key metrics from records, the binding refusals, the JSON round
