@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "contract/plan_int.h"
+#include "elf/proc_maps.h"
 #include "common/digest.h"
 #include "common/log.h"
 
