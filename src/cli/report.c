@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/cli.h"
+#include "analyze/predictions.h"
 #include "analyze/trace_load.h"
 #include "common/digest.h"
 
@@ -159,7 +160,7 @@ static json_t *confidence_json(const struct loaded_trace *lt)
 			"initial", pb_confidence_str(confidence__initial(lt->conf, i)),
 			"state", pb_confidence_str(confidence__state(lt->conf, i)),
 			"violations", (json_int_t)desc_violations(lt, i),
-			"predictions", health_predictions_json(lt, i),
+			"predictions", predictions__json(lt, i),
 			"reason", confidence__reason(lt->conf, i)));
 	return a;
 }
@@ -190,7 +191,7 @@ static void print_confidence(const struct loaded_trace *lt, FILE *out)
 		const char *why = confidence__reason(lt->conf, i);
 
 		/* cross-layer predictions: always shown, held or not */
-		health_predictions_text(lt, i, pred, sizeof(pred));
+		predictions__text(lt, i, pred, sizeof(pred));
 		if (pred[0])
 			fprintf(out, "predictions: %s: %s\n", desc_id(lt, i), pred);
 
