@@ -44,7 +44,7 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 {
 	struct recorder *r;
 
-	if (!opts || !opts->manifest || !opts->output || !opts->pid == !opts->cmd ||
+	if (!opts || (!opts->manifest && !opts->loaded_manifest) || !opts->output || !opts->pid == !opts->cmd ||
 	    (opts->cmd && !opts->cmd[0]) || opts->n_binaries > RECORDER_MAX_BINARIES) {
 		errno = EINVAL;
 		return NULL;
@@ -78,10 +78,15 @@ static int build_plan(struct recorder *r)
 	r->diags = diags__new();
 	if (!r->diags)
 		return -ENOMEM;
-	err = manifest__load(r->o.manifest, &r->m, r->diags);
-	if (err) {
-		r->failure = RECORDER_FAILED_MANIFEST;
-		return err;
+	if (r->o.loaded_manifest) {
+		r->m = r->o.loaded_manifest;
+	} else {
+		err = manifest__load(r->o.manifest, &r->own_m, r->diags);
+		if (err) {
+			r->failure = RECORDER_FAILED_MANIFEST;
+			return err;
+		}
+		r->m = r->own_m;
 	}
 	err = plan__build(r->m, &po, &r->p, r->diags);
 	if (!r->p) {
@@ -593,7 +598,7 @@ void recorder__free(struct recorder *r)
 	if (r->live_fd >= 0)
 		close(r->live_fd);
 	plan__free(r->p);
-	manifest__free(r->m);
+	manifest__free(r->own_m);
 	diags__free(r->diags);
 	free(r->changed);
 	free(r);

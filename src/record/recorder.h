@@ -59,7 +59,9 @@ struct recorder_progress {
 void recorder_progress__format(const struct recorder_progress *p, char *buf, size_t sz);
 
 struct recorder_opts {
-	const char *manifest;		/* path (required) */
+	const char *manifest;		/* path (required unless loaded_manifest) */
+	const struct manifest *loaded_manifest;	/* already loaded (borrowed: must
+						 * outlive the recorder), or NULL */
 	const char *output;		/* trace file (required; re-created 0600) */
 	const char *const *binaries;	/* probe these files (plan --binary) */
 	size_t n_binaries;		/* at most RECORDER_MAX_BINARIES */

@@ -12,7 +12,8 @@
 struct recorder {
 	struct recorder_opts o;
 	uint64_t interval_ns;
-	struct manifest *m;
+	const struct manifest *m;	/* o.loaded_manifest or own_m */
+	struct manifest *own_m;		/* loaded from o.manifest */
 	struct plan *p;
 	struct diags *diags;
 	struct engine *e;

@@ -8,6 +8,8 @@
 #include "harness.h"
 #include <pthread.h>
 #include <time.h>
+#include "common/diag.h"
+#include "contract/manifest.h"
 #include "record/recorder.h"
 #include "trace/trace.h"
 
@@ -167,16 +169,19 @@ static void *stop_later(void *arg)
 	return NULL;
 }
 
+/* also: a manifest the caller loaded (as a daemon holding it would) */
 TEST(recorder_stops_when_asked_from_another_thread)
 {
 	char *cmd[] = { demo_bin, "--clients", "1", "--duration", "0", "-q", NULL };
 	struct seen seen = { 0 };
 	struct recorder_opts o = {
-		.manifest = demo_manifest, .cmd = cmd, .cmd_stdout_to_stderr = true,
+		.cmd = cmd, .cmd_stdout_to_stderr = true,
 		.duration_ns = 30000000000ull, .message = on_message, .ctx = &seen,
 	};
 	struct stopper s = { .ms = 700 };
-	const struct recorder_result *res;
+	struct recorder_result res;
+	struct manifest *m = NULL;
+	struct diags *d;
 	struct readback rb;
 	char out[4096];
 	pthread_t th;
@@ -184,27 +189,38 @@ TEST(recorder_stops_when_asked_from_another_thread)
 
 	REQUIRE_BPF();
 	paths();
+	d = diags__new();
+	ASSERT_TRUE(d != NULL);
+	err = manifest__load(demo_manifest, &m, d);
+	diags__free(d);
+	ASSERT_OK(err);
 	trace_path(out, sizeof(out), "stop");
 	o.output = out;
+	o.loaded_manifest = m;
 	s.r = recorder__new(&o);
+	if (!s.r)
+		manifest__free(m);
 	ASSERT_TRUE(s.r != NULL);
 	ASSERT_OK(pthread_create(&th, NULL, stop_later, &s));
 	err = recorder__run(s.r);
 	pthread_join(th, NULL);
-	res = recorder__result(s.r);
+	res = *recorder__result(s.r);	/* the numbers outlive the recorder */
 	if (!err)
 		err = read_back(out, &rb);
 	unlink(out);
 	if (err) {
 		PB_FAIL("run or read back: %s", strerror(-err));
 		recorder__free(s.r);
+		manifest__free(m);
 		return;
 	}
-	ASSERT_EQ(res->stopped_by, TRACE_STOP_SIGNAL);
-	ASSERT_TRUE(res->duration_ns < 10000000000ull);
+	recorder__free(s.r);	/* the manifest is the caller's */
+	ASSERT_TRUE(m->n_events > 0);
+	manifest__free(m);
+	ASSERT_EQ(res.stopped_by, TRACE_STOP_SIGNAL);
+	ASSERT_TRUE(res.duration_ns < 10000000000ull);
 	ASSERT_EQ(rb.end.stop_reason, TRACE_STOP_SIGNAL);
-	ASSERT_EQ(rb.end.records, res->records);
-	recorder__free(s.r);
+	ASSERT_EQ(rb.end.records, res.records);
 }
 
 TEST(recorder_new_refuses_bad_opts)
