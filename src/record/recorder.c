@@ -191,7 +191,7 @@ static void child_reaped(struct recorder *r)
 	if (r->exec_fd < 0)
 		return;
 	if (read(r->exec_fd, &err, sizeof(err)) == (ssize_t)sizeof(err))
-		say(r, PB_LOG_ERROR, "record: cannot run '%s': %s", r->o.cmd[0], strerror(err));
+		say(r, PB_LOG_WARN, "cannot run '%s': %s", r->o.cmd[0], strerror(err));
 	close(r->exec_fd);
 	r->exec_fd = -1;
 }
