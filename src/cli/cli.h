@@ -56,25 +56,6 @@ void cli_stop_restore(void);	/* back to the default actions */
 int do_health(int argc, char **argv);		/* src/cli/health.c */
 int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
 int do_train(int argc, char **argv);		/* src/cli/train.c */
-
-/* record --envelope (src/cli/record_envelope.c): warnings only */
-struct record_envelope;
-struct plan;
-struct trace_writer;
-struct pb_desc_stats;
-struct envelope_binding;
-void envelope_binding_from_plan(const struct plan *p, struct envelope_binding *b);
-/* Load FILE and check its binding to p; an exit code (EXIT_OK: *out set). */
-int record_envelope__open(struct record_envelope **out, const char *path, const struct plan *p);
-void record_envelope__record(struct record_envelope *re, const void *rec, size_t len);
-/* Check one snapshot; new warnings go to w as notes and to stderr. */
-void record_envelope__snapshot(struct record_envelope *re, uint64_t ts_ns,
-			       const struct pb_desc_stats *desc, size_t n_desc,
-			       struct trace_writer *w, bool tty);
-void record_envelope__finish(struct record_envelope *re, struct trace_writer *w);
-json_t *record_envelope__json(const struct record_envelope *re);
-void record_envelope__print(const struct record_envelope *re);
-void record_envelope__free(struct record_envelope *re);
 int do_sample(int argc, char **argv);		/* src/cli/sample.c */
 int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
 
@@ -84,9 +65,4 @@ int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
 struct attr_table;
 struct pb_time;
 int attribute__to_mono(const struct attr_table *t, const struct pb_time *tm, uint64_t *mono);
-/* cross-layer predictions of descriptor i per effect (health.c; report too) */
-struct loaded_trace;
-json_t *health_predictions_json(const struct loaded_trace *lt, uint32_t i);
-void health_predictions_text(const struct loaded_trace *lt, uint32_t i, char *buf, size_t sz);
-
 #endif

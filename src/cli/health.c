@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "analyze/predictions.h"
 #include "analyze/trace_load.h"
 
 #define ENVELOPE_NOTE	"envelope: "
@@ -69,59 +70,6 @@ static const char *desc_id(const struct loaded_trace *lt, uint32_t i)
 	return ev < lt->manifest->n_events ? lt->manifest->events[ev].id : "?";
 }
 
-/* the event of descriptor i predicts effect fx */
-static bool predicts(const struct loaded_trace *lt, uint32_t i, int fx)
-{
-	uint32_t ev = lt->descs[i].event;
-	const struct pb_event *e;
-	size_t k;
-
-	if (ev >= lt->manifest->n_events)
-		return false;
-	e = &lt->manifest->events[ev];
-	for (k = 0; k < e->n_predicts; k++)
-		if ((int)e->predicts[k].effect == fx)
-			return true;
-	return false;
-}
-
-/* {"block_io": {"checked", "failed", "unjudged"}, ...} for the predicted
- * effects (and any effect with counts) */
-json_t *health_predictions_json(const struct loaded_trace *lt, uint32_t i)
-{
-	json_t *o = json_object();
-	uint64_t chk, fail, unj;
-	int fx;
-
-	for (fx = 0; o && fx < PB_FX__COUNT; fx++) {
-		confidence__predictions(lt->conf, i, fx, &chk, &fail, &unj);
-		if (!predicts(lt, i, fx) && !chk && !unj)
-			continue;
-		json_object_set_new(o, pb_effect_str(fx), json_pack("{s:I, s:I, s:I}",
-			"checked", (json_int_t)chk, "failed", (json_int_t)fail,
-			"unjudged", (json_int_t)unj));
-	}
-	return o;
-}
-
-/* "block_io 2493 checked, 0 failed, 0 unjudged; off_cpu ..." or "" */
-void health_predictions_text(const struct loaded_trace *lt, uint32_t i, char *buf, size_t sz)
-{
-	uint64_t chk, fail, unj;
-	size_t o = 0;
-	int fx;
-
-	buf[0] = '\0';
-	for (fx = 0; fx < PB_FX__COUNT && o < sz; fx++) {
-		confidence__predictions(lt->conf, i, fx, &chk, &fail, &unj);
-		if (!predicts(lt, i, fx) && !chk && !unj)
-			continue;
-		o += (size_t)snprintf(buf + o, sz - o, "%s%s %llu checked, %llu failed, %llu unjudged",
-				      o ? "; " : "", pb_effect_str(fx), (unsigned long long)chk,
-				      (unsigned long long)fail, (unsigned long long)unj);
-	}
-}
-
 static bool is_envelope_note(const char *n)
 {
 	return !strncmp(n, ENVELOPE_NOTE, strlen(ENVELOPE_NOTE));
@@ -161,7 +109,7 @@ static json_t *health_json(const struct loaded_trace *lt, const struct live_stat
 			"state", pb_confidence_str(confidence__state(lt->conf, (uint32_t)i)),
 			"events", (json_int_t)confidence__events(lt->conf, (uint32_t)i),
 			"violations", viol,
-			"predictions", health_predictions_json(lt, (uint32_t)i),
+			"predictions", predictions__json(lt, (uint32_t)i),
 			"samples", samples, "reason", why));
 	}
 	ch = confidence__changes(lt->conf, &n);
@@ -231,7 +179,7 @@ static void health_print(const struct loaded_trace *lt, const char *path,
 			}
 		}
 		printf("%s\n", any ? "" : "none");
-		health_predictions_text(lt, d, pred, sizeof(pred));
+		predictions__text(lt, d, pred, sizeof(pred));
 		if (pred[0])
 			printf("    predictions: %s\n", pred);
 	}

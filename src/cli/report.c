@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/cli.h"
+#include "analyze/predictions.h"
 #include "analyze/trace_load.h"
 #include "common/digest.h"
 
@@ -159,7 +160,7 @@ static json_t *confidence_json(const struct loaded_trace *lt)
 			"initial", pb_confidence_str(confidence__initial(lt->conf, i)),
 			"state", pb_confidence_str(confidence__state(lt->conf, i)),
 			"violations", (json_int_t)desc_violations(lt, i),
-			"predictions", health_predictions_json(lt, i),
+			"predictions", predictions__json(lt, i),
 			"reason", confidence__reason(lt->conf, i)));
 	return a;
 }
@@ -190,7 +191,7 @@ static void print_confidence(const struct loaded_trace *lt, FILE *out)
 		const char *why = confidence__reason(lt->conf, i);
 
 		/* cross-layer predictions: always shown, held or not */
-		health_predictions_text(lt, i, pred, sizeof(pred));
+		predictions__text(lt, i, pred, sizeof(pred));
 		if (pred[0])
 			fprintf(out, "predictions: %s: %s\n", desc_id(lt, i), pred);
 
@@ -248,7 +249,7 @@ int do_report(int argc, char **argv)
 		goto out;
 	}
 	if (json_output) {
-		json_t *doc = analysis__to_json(lt.analysis);
+		json_t *doc = analysis__to_json_top(lt.analysis, (size_t)top);
 
 		if (!doc) {
 			p_err("out of memory");
@@ -258,12 +259,6 @@ int do_report(int argc, char **argv)
 		json_object_set_new(doc, "trace", trace_facts_json(&lt, argv[optind]));
 		json_object_set_new(doc, "confidence", confidence_json(&lt));
 		json_object_set_new(doc, "envelope", envelope_json(&lt));
-		if (top) {
-			json_t *f = json_object_get(doc, "findings");
-
-			while (json_array_size(f) > top)
-				json_array_remove(f, json_array_size(f) - 1);
-		}
 		json_print_and_free(doc);
 	} else {
 		print_trace_facts(&lt, argv[optind], stdout);

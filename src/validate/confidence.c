@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/array.h"
 #include "validate/confidence.h"
 
 struct desc_state {
@@ -165,15 +166,8 @@ static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_c
 	const struct pb_rec_violation *s = inv >= 0 ? first_sample(d, inv) : NULL;
 	int n, k;
 
-	if (c->n_changes == c->cap_changes) {
-		size_t cap = c->cap_changes ? c->cap_changes * 2 : 16;
-		struct confidence_change *nc = realloc(c->changes, cap * sizeof(*nc));
-
-		if (!nc)
-			return -ENOMEM;
-		c->changes = nc;
-		c->cap_changes = cap;
-	}
+	if (PB_ARRAY_RESERVE_ONE(c->changes, c->n_changes, c->cap_changes))
+		return -ENOMEM;
 	ch = &c->changes[c->n_changes];
 	memset(ch, 0, sizeof(*ch));
 	ch->descriptor = di;

@@ -1,0 +1,52 @@
+/* recorder_int.h: the recorder's state, shared by the files of
+ * src/record/ only (recorder.c runs it, summary.c reports it). */
+#ifndef PROBITY_RECORDER_INT_H
+#define PROBITY_RECORDER_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "engine/engine.h"
+#include "record/recorder.h"
+
+struct recorder {
+	struct recorder_opts o;
+	uint64_t interval_ns;
+	const struct manifest *m;	/* o.loaded_manifest or own_m */
+	struct manifest *own_m;		/* loaded from o.manifest */
+	struct plan *p;
+	struct diags *diags;
+	struct engine *e;
+	struct trace_writer *w;
+	struct confidence *conf;	/* runtime validation (docs/validation.md) */
+	struct envelope_watch *env;	/* opts.envelope, or NULL */
+	int live_fd;			/* holds the trace's live lock (trace_live__hold) */
+	pid_t child;			/* spawned target, 0 if none */
+	int go_fd;			/* write end of the child's start pipe */
+	int exec_fd;			/* read end of the child's exec-error pipe */
+	int child_status;
+	bool child_reaped;
+	bool ran;
+	atomic_int stop;		/* recorder__stop() */
+	enum recorder_failure failure;
+	uint64_t start_ns, last_snap_ns;
+	uint64_t snapshots;
+	uint64_t write_errors;
+	struct engine_snapshot snap;
+	uint64_t prev_events, prev_ns;	/* progress rate */
+	struct recorder_result res;	/* filled at the end of a run */
+	struct recorder_confidence *changed;
+};
+
+/* Send a message to msg, or to pr_err/pr_warn when msg is NULL. */
+void recorder_say(recorder_message_fn msg, void *ctx, enum pb_log_level level,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* summary.c */
+uint64_t recorder_total_events(const struct engine_snapshot *s);
+/* the resource whose WAIT spans took the most time, or -1 */
+int recorder_top_wait(const struct recorder *r, uint64_t *ns);
+/* Fill r->res from the finished run. 0 or -ENOMEM. */
+int recorder_fill_result(struct recorder *r, enum trace_stop_reason why);
+
+#endif
