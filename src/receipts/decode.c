@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "receipts/canon.h"
 #include "receipts/lifelog.h"
 #include "receipts/receipt.h"
 #include "receipts/verify.h"
@@ -637,6 +638,34 @@ static void decode_verifier(struct decoder *d, const json_t *ver, struct receipt
 		decode_fields(d, ver, P PK_VERIFIER, verifier_result_fields,
 			      N(verifier_result_fields), out);
 	decode_fields(d, ver, P PK_VERIFIER, verifier_fields, N(verifier_fields), out);
+}
+
+int receipt_target__decode(const json_t *j, struct receipt_target *out, json_error_t *err)
+{
+	struct decoder d = { err, 0 };
+	struct receipt_view v;
+
+	memset(&v, 0, sizeof(v));
+	v.generation.target.bpf_jit_enable = -1;
+	v.generation.target.bpf_jit_harden = -1;
+	v.generation.target.bpf_jit_kallsyms = -1;
+	if (!j)
+		fail(&d, "", NULL, NULL, "Expected object, got nothing");
+	decode_fields(&d, j, "", target_fields, N(target_fields), &v);
+	*out = v.generation.target;
+	return finish(&d);
+}
+
+int receipt__generation_id(const json_t *predicate, char hex[PB_DIGEST_HEX_LEN])
+{
+	struct receipt_view v;
+	struct decoder d = { NULL, 0 };
+
+	memset(&v, 0, sizeof(v));
+	decode_fields(&d, predicate, RK_PREDICATE, predicate_fields, N(predicate_fields), &v);
+	if (!v.generation.body)
+		return -EINVAL;
+	return canon__digest(v.generation.body, hex);
 }
 
 int receipt__decode(const json_t *j, struct receipt_view *out, json_error_t *err)

@@ -34,10 +34,12 @@ struct receipt_subject {
 };
 int receipt_subject__decode(const json_t *j, struct receipt_subject *out, json_error_t *err);
 
+/* generation.target (capture__target_env) */
 struct receipt_target {
 	const char *kernel_build_id, *kernel_release, *arch, *jit_backend, *jit_normalization;
 	int64_t bpf_jit_enable, bpf_jit_harden, bpf_jit_kallsyms;	/* -1: unknown */
 };
+int receipt_target__decode(const json_t *j, struct receipt_target *out, json_error_t *err);
 
 /* predicate.generation: what decides the generation id */
 struct receipt_generation {

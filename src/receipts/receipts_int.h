@@ -46,6 +46,40 @@ struct pb_store {
 	json_t *known_gens;		/* generation id -> receipt, loaded here */
 };
 
+/* ---- the size-tagged opts of include/probity/receipts.h ----
+ * The one check, libbpf's OPTS_VALID: NULL opts are valid; otherwise sz
+ * covers at least sz itself, and bytes past the last field this build
+ * knows (a caller built against a newer header) are zero. Fields are
+ * read only when sz covers them. */
+#define pb_offsetofend(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+
+static inline bool pb_opts_valid(const void *opts, size_t sz, size_t known)
+{
+	const char *p = opts;
+	size_t i;
+
+	if (!opts)
+		return true;
+	if (sz < sizeof(size_t))
+		return false;
+	for (i = known; i < sz; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+#define PB_OPTS_VALID(o, type) \
+	pb_opts_valid((o), (o) ? (o)->sz : 0, pb_offsetofend(struct type, type##__last_field))
+#define PB_OPTS_GET(o, type, f, def) \
+	((o) && (o)->sz >= pb_offsetofend(struct type, f) ? (o)->f : (def))
+
+/* ---- generation.c ---- */
+/* The verifier result digest: canonical {accepted, log_level,
+ * verified_insns, log_normalized_digest} (written by generation.c,
+ * recomputed by verify.c). */
+int receipt__verifier_result_digest(bool accepted, int64_t log_level, int64_t verified_insns,
+				    const char *log_normalized_digest, char hex[PB_DIGEST_HEX_LEN]);
+
 /* ---- lifelog.c ---- */
 void lifelog__close(struct pb_store *s);
 
