@@ -28,6 +28,10 @@ int store__get_json(struct pb_store *s, const char *hex, json_t **out);
 /* Call fn for each object file (hex name) in the store. */
 int store__for_each_object(struct pb_store *s, int (*fn)(const char *hex, const char *path, void *ctx),
 			   void *ctx);
+/* Call fn for each leftover of an interrupted write in DIR/tmp/ (name
+ * without "tmp/"). A store without tmp/ has none. */
+int store__for_each_tmp(struct pb_store *s, int (*fn)(const char *name, const char *path, void *ctx),
+			void *ctx);
 /* Test hook: PROBITY_TEST_CRASH=store-before-rename makes store__put
  * SIGKILL itself after the temporary file is written and fsynced. */
 #define PB_CRASH_ENV "PROBITY_TEST_CRASH"
