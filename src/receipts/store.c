@@ -32,12 +32,11 @@ int pb_store__open(const char *dir, const struct pb_store_opts *opts, struct pb_
 {
 	struct pb_store *s;
 	char path[4096];
-	bool no_create = opts && opts->sz > offsetof(struct pb_store_opts, no_create) &&
-			 opts->no_create;
+	bool no_create = PB_OPTS_GET(opts, pb_store_opts, no_create, false);
 	int err;
 
 	*out = NULL;
-	if (!dir || !*dir)
+	if (!dir || !*dir || !PB_OPTS_VALID(opts, pb_store_opts))
 		return -EINVAL;
 	if (no_create) {
 		snprintf(path, sizeof(path), "%s/objects", dir);
@@ -387,6 +386,28 @@ int store__for_each_object(struct pb_store *s, int (*fn)(const char *hex, const 
 			err = fn(hex, fpath, ctx);
 		}
 		closedir(f);
+	}
+	closedir(d);
+	return err;
+}
+
+int store__for_each_tmp(struct pb_store *s, int (*fn)(const char *name, const char *path, void *ctx),
+			void *ctx)
+{
+	char path[4096], f[4400];
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/tmp", s->dir);
+	d = opendir(path);
+	if (!d)
+		return 0;	/* no tmp/: nothing was interrupted */
+	while (!err && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+		err = fn(de->d_name, f, ctx);
 	}
 	closedir(d);
 	return err;
