@@ -17,8 +17,10 @@
 #include <sys/utsname.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
+#include "common/array.h"
 #include "common/clock.h"
-#include "attribute/attribute.h"
+#include "attribute/samples.h"
+#include "attribute/sampler.h"
 #include "observe/perf_ring.h"
 #include "receipts/receipts_int.h"
 
@@ -46,15 +48,8 @@ struct pb_sampler {
 
 static void live_add(struct pb_sampler *s, uint64_t addr, uint32_t len)
 {
-	if (s->n_live == s->cap_live) {
-		size_t cap = s->cap_live ? s->cap_live * 2 : 64;
-		struct live_range *n = realloc(s->live, cap * sizeof(*n));
-
-		if (!n)
-			return;	/* only the live counter suffers */
-		s->live = n;
-		s->cap_live = cap;
-	}
+	if (PB_ARRAY_RESERVE_ONE(s->live, s->n_live, s->cap_live))
+		return;	/* only the live counter suffers */
 	s->live[s->n_live++] = (struct live_range){ addr, len };
 }
 
@@ -97,13 +92,101 @@ static uint64_t trailer_time(const struct perf_event_header *h)
 	return t;
 }
 
+static int on_sample(struct pb_sampler *s, const struct perf_event_header *h, uint64_t *t)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	uint64_t ip;
+	uint32_t pid, tid, scpu;
+	uint16_t m = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	uint8_t mode = m == PERF_RECORD_MISC_KERNEL ? SF_MODE_KERNEL :
+		       m == PERF_RECORD_MISC_USER ? SF_MODE_USER : SF_MODE_UNKNOWN;
+
+	if (h->size - sizeof(*h) < 32)
+		return 0;
+	memcpy(&ip, p, 8);
+	memcpy(&pid, p + 8, 4);
+	memcpy(&tid, p + 12, 4);
+	memcpy(t, p + 16, 8);
+	memcpy(&scpu, p + 24, 4);
+	s->st.samples++;
+	if (mode == SF_MODE_KERNEL)
+		s->st.kernel++;
+	else if (mode == SF_MODE_USER)
+		s->st.user++;
+	if (mode == SF_MODE_KERNEL && live_has(s, ip))
+		s->st.in_bpf_jit++;
+	return samples_writer__sample(s->w, scpu, *t, ip, pid, tid, mode);
+}
+
+static int on_ksymbol(struct pb_sampler *s, int cpu, const struct perf_event_header *h, uint64_t t,
+		      uint64_t tmax)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t body = h->size - sizeof(*h), max;
+	uint64_t addr;
+	uint32_t len;
+	uint16_t kt, kf;
+	char name[256];
+
+	if (body < 16 + 24)
+		return 0;
+	memcpy(&addr, p, 8);
+	memcpy(&len, p + 8, 4);
+	memcpy(&kt, p + 12, 2);
+	memcpy(&kf, p + 14, 2);
+	max = body - 16 - 24;
+	snprintf(name, sizeof(name), "%.*s", (int)(max < sizeof(name) ? max : sizeof(name) - 1),
+		 (const char *)p + 16);
+	s->st.ksymbols++;
+	if (kt == PERF_RECORD_KSYMBOL_TYPE_BPF) {
+		if (kf & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
+			live_del(s, addr);
+		else
+			live_add(s, addr, len);
+	}
+	return samples_writer__ksymbol(s->w, cpu, t, tmax, addr, len, kt, kf, name);
+}
+
+static int on_bpf_event(struct pb_sampler *s, int cpu, const struct perf_event_header *h, uint64_t t,
+			uint64_t tmax)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	uint16_t ev;
+	uint32_t id;
+
+	if (h->size - sizeof(*h) < 16 + 24)
+		return 0;
+	memcpy(&ev, p, 2);
+	memcpy(&id, p + 4, 4);
+	s->st.bpf_events++;
+	return samples_writer__bpf_event(s->w, cpu, t, tmax, ev, id, p + 8);
+}
+
+static int on_lost(struct pb_sampler *s, int cpu, const struct perf_event_header *h, uint64_t *t)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	uint64_t n;
+
+	if (h->size - sizeof(*h) < 16)
+		return 0;
+	memcpy(&n, p + 8, 8);
+	*t = trailer_time(h);
+	if (!*t)
+		*t = pb_mono_ns();
+	s->st.lost += n;
+	s->st.lost_records++;
+	return samples_writer__lost(s->w, cpu, *t, n, s->last_time[cpu]);
+}
+
+/* One ring record into the sample file. Side-band records get their
+ * time [t, tmax] here; the time of a sample or side-band record with a
+ * kernel stamp becomes the CPU's last time, which bounds the next
+ * unstamped or lost record. */
 static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 {
 	struct pb_sampler *s = ctx;
-	const uint8_t *p = (const uint8_t *)(h + 1);
-	size_t body = h->size - sizeof(*h);
 	uint64_t t = 0, tmax = 0;
-	int err = 0;
+	int err;
 
 	if (h->type == PERF_RECORD_KSYMBOL || h->type == PERF_RECORD_BPF_EVENT) {
 		/* the kernel leaves the stamp 0 at times (another perf session
@@ -115,84 +198,19 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			s->st.time_estimated++;
 		}
 	}
-
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE: {
-		uint64_t ip;
-		uint32_t pid, tid, scpu;
-		uint16_t m = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-		uint8_t mode = m == PERF_RECORD_MISC_KERNEL ? SF_MODE_KERNEL :
-			       m == PERF_RECORD_MISC_USER ? SF_MODE_USER : SF_MODE_UNKNOWN;
-
-		if (body < 32)
-			break;
-		memcpy(&ip, p, 8);
-		memcpy(&pid, p + 8, 4);
-		memcpy(&tid, p + 12, 4);
-		memcpy(&t, p + 16, 8);
-		memcpy(&scpu, p + 24, 4);
-		s->st.samples++;
-		if (mode == SF_MODE_KERNEL)
-			s->st.kernel++;
-		else if (mode == SF_MODE_USER)
-			s->st.user++;
-		if (mode == SF_MODE_KERNEL && live_has(s, ip))
-			s->st.in_bpf_jit++;
-		err = samples_writer__sample(s->w, scpu, t, ip, pid, tid, mode);
+	case PERF_RECORD_SAMPLE:
+		err = on_sample(s, h, &t);
 		break;
-	}
-	case PERF_RECORD_KSYMBOL: {
-		uint64_t addr;
-		uint32_t len;
-		uint16_t kt, kf;
-		char name[256];
-		size_t max;
-
-		if (body < 16 + 24)
-			break;
-		memcpy(&addr, p, 8);
-		memcpy(&len, p + 8, 4);
-		memcpy(&kt, p + 12, 2);
-		memcpy(&kf, p + 14, 2);
-		max = body - 16 - 24;
-		snprintf(name, sizeof(name), "%.*s", (int)(max < sizeof(name) ? max : sizeof(name) - 1),
-			 (const char *)p + 16);
-		s->st.ksymbols++;
-		if (kt == PERF_RECORD_KSYMBOL_TYPE_BPF) {
-			if (kf & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
-				live_del(s, addr);
-			else
-				live_add(s, addr, len);
-		}
-		err = samples_writer__ksymbol(s->w, cpu, t, tmax, addr, len, kt, kf, name);
+	case PERF_RECORD_KSYMBOL:
+		err = on_ksymbol(s, cpu, h, t, tmax);
 		break;
-	}
-	case PERF_RECORD_BPF_EVENT: {
-		uint16_t ev;
-		uint32_t id;
-
-		if (body < 16 + 24)
-			break;
-		memcpy(&ev, p, 2);
-		memcpy(&id, p + 4, 4);
-		s->st.bpf_events++;
-		err = samples_writer__bpf_event(s->w, cpu, t, tmax, ev, id, p + 8);
+	case PERF_RECORD_BPF_EVENT:
+		err = on_bpf_event(s, cpu, h, t, tmax);
 		break;
-	}
-	case PERF_RECORD_LOST: {
-		uint64_t n;
-
-		if (body < 16)
-			break;
-		memcpy(&n, p + 8, 8);
-		t = trailer_time(h);
-		if (!t)
-			t = pb_mono_ns();
-		s->st.lost += n;
-		s->st.lost_records++;
-		err = samples_writer__lost(s->w, cpu, t, n, s->last_time[cpu]);
+	case PERF_RECORD_LOST:
+		err = on_lost(s, cpu, h, &t);
 		break;
-	}
 	default:
 		return 0;
 	}
@@ -372,6 +390,26 @@ int pb_sampler__poll(struct pb_sampler *s, int timeout_ms)
 	if (s->err)
 		return s->err;
 	return samples_writer__flush(s->w);
+}
+
+int pb_sampler__run(struct pb_sampler *s, const struct pb_sampler_run_opts *o)
+{
+	uint64_t t0 = pb_mono_ns(), end = o->duration_ns ? t0 + o->duration_ns : 0;
+	uint64_t next_progress = t0 + PB_NSEC_PER_SEC;
+	struct pb_sampler_stats st;
+	int err;
+
+	while (!(o->should_stop && o->should_stop(o->ctx)) && (!end || pb_mono_ns() < end)) {
+		err = pb_sampler__poll(s, 100);
+		if (err)
+			return err;
+		if (o->progress && pb_mono_ns() >= next_progress) {
+			pb_sampler__stats(s, &st);
+			o->progress(o->ctx, pb_mono_ns() - t0, &st);
+			next_progress += PB_NSEC_PER_SEC;
+		}
+	}
+	return 0;
 }
 
 void pb_sampler__stats(const struct pb_sampler *s, struct pb_sampler_stats *st)

@@ -12,7 +12,10 @@
 #include <sys/stat.h>
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "attribute/attribute.h"
+#include "attribute/itable.h"
+#include "attribute/perfscript.h"
+#include "attribute/samples.h"
+#include "attribute/timespec.h"
 #include "receipts/receipts_int.h"
 
 #define MAX_STORES 8
@@ -158,24 +161,24 @@ static int attribute_sample_file(const char *path, struct attr_table *t, struct 
 {
 	struct samples_read_cb p1 = { .snapshot = p1_snapshot, .record = p1_record, .ctx = t };
 	struct samples_read_cb p2 = { .header = p2_header, .record = p2_record, .end = p2_end, .ctx = y };
-	char err[256] = "";
+	struct attr_errtext err = { "" };
 	int rc;
 
-	rc = samples__read(path, &p1, err, sizeof(err));
+	rc = samples__read(path, &p1, &err);
 	if (rc < 0) {
-		p_err("%s: %s", path, err[0] ? err : strerror(-rc));
+		p_err("%s: %s", path, err.msg[0] ? err.msg : strerror(-rc));
 		return EXIT_USAGE;
 	}
 	if (rc == 1)
-		p_warn("%s: %s; attributing what came before it", path, err);
+		p_warn("%s: %s; attributing what came before it", path, err.msg);
 	rc = attr_table__build(t);
 	if (rc) {
 		p_err("building the interval table: %s", strerror(-rc));
 		return EXIT_FAILURE_RT;
 	}
-	rc = samples__read(path, &p2, err, sizeof(err));
+	rc = samples__read(path, &p2, &err);
 	if (rc < 0) {
-		p_err("%s: %s", path, err[0] ? err : strerror(-rc));
+		p_err("%s: %s", path, err.msg[0] ? err.msg : strerror(-rc));
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -195,7 +198,8 @@ static int ps_sample(void *ctx, const struct ps_sample *s)
 
 static int attribute_perf_script(const char *path, struct attr_table *t, struct tally *y)
 {
-	char err[256] = "", *buf = NULL;
+	struct attr_errtext err = { "" };
+	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	ssize_t n;
 	int fd, rc;
@@ -239,10 +243,10 @@ static int attribute_perf_script(const char *path, struct attr_table *t, struct 
 	}
 	rc = attr_table__build(t);
 	if (!rc)
-		rc = perfscript__parse(buf, len, ps_sample, y, err, sizeof(err));
+		rc = perfscript__parse(buf, len, ps_sample, y, &err);
 	free(buf);
 	if (rc == -EBADMSG) {
-		p_err("%s: %s (expected perf script text or a probity sample file)", path, err);
+		p_err("%s: %s (expected perf script text or a probity sample file)", path, err.msg);
 		return EXIT_USAGE;
 	}
 	if (rc) {
@@ -324,30 +328,18 @@ static int load_stores(const char **stores, int n, struct attr_table *t)
 	return 0;
 }
 
-int attribute__to_mono(const struct attr_table *t, const struct pb_time *tm, uint64_t *mono)
-{
-	if (!tm->realtime) {
-		*mono = tm->ns;
-		return 0;
-	}
-	if (!attr_table__realtime_to_mono(t, tm->ns, mono)) {
-		p_err("cannot convert a wall-clock time: the store has no entry with both clocks");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int do_window(const char *win, const char *link, struct attr_table *t)
 {
 	struct pb_time a, b;
 	uint64_t t1, t2;
-	char err[256], key[96];
+	struct attr_errtext err = { "" };
+	char key[96];
 	json_t *segs, *v;
 	size_t i;
 	int unknown = 0;
 
-	if (pb_time__parse_window(win, &a, &b, err, sizeof(err))) {
-		p_err("--window: %s", err);
+	if (pb_time__parse_window(win, &a, &b, &err)) {
+		p_err("--window: %s", err.msg);
 		return EXIT_USAGE;
 	}
 	if (!link) {
@@ -358,8 +350,10 @@ static int do_window(const char *win, const char *link, struct attr_table *t)
 		p_err("building the interval table failed");
 		return EXIT_FAILURE_RT;
 	}
-	if (attribute__to_mono(t, &a, &t1) || attribute__to_mono(t, &b, &t2))
+	if (attribute__to_mono(t, &a, &t1) || attribute__to_mono(t, &b, &t2)) {
+		p_err("cannot convert a wall-clock time: the store has no entry with both clocks");
 		return EXIT_USAGE;
+	}
 	if (t1 > t2) {
 		p_err("--window: T1 is after T2");
 		return EXIT_USAGE;
