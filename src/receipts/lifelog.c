@@ -43,6 +43,16 @@ const char *lifelog__kind_name(uint32_t kind)
 	return NULL;
 }
 
+uint32_t lifelog__kind_of(const char *name)
+{
+	uint32_t k;
+
+	for (k = 1; name && k < sizeof(kind_names) / sizeof(kind_names[0]); k++)
+		if (kind_names[k] && !strcmp(kind_names[k], name))
+			return k;
+	return 0;
+}
+
 static void problem(const struct lifelog_problem_cb *cb, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void problem(const struct lifelog_problem_cb *cb, const char *where, const char *fmt, ...)

@@ -32,12 +32,11 @@ int pb_store__open(const char *dir, const struct pb_store_opts *opts, struct pb_
 {
 	struct pb_store *s;
 	char path[4096];
-	bool no_create = opts && opts->sz > offsetof(struct pb_store_opts, no_create) &&
-			 opts->no_create;
+	bool no_create = PB_OPTS_GET(opts, pb_store_opts, no_create, false);
 	int err;
 
 	*out = NULL;
-	if (!dir || !*dir)
+	if (!dir || !*dir || !PB_OPTS_VALID(opts, pb_store_opts))
 		return -EINVAL;
 	if (no_create) {
 		snprintf(path, sizeof(path), "%s/objects", dir);

@@ -97,6 +97,183 @@ TEST(test_canonical_json)
 	json_decref(j);
 }
 
+/* ---- typed decoders (receipts/decode.c) ---- */
+
+TEST(test_decode_lifelog_entry)
+{
+	json_t *j = json_loads("{\"kind\":\"loaded\",\"seq\":3,\"prev\":\"ab\",\"mono_ns\":100,"
+			       "\"realtime_ns\":200,\"pid\":7,\"generation_id\":\"g\",\"receipt\":\"r\","
+			       "\"prog_id\":42,\"prog_tag\":\"0011\",\"source\":\"observer\","
+			       "\"jit_ranges\":[{\"addr\":\"0xffffffffa0001000\",\"len\":64}],"
+			       "\"timing\":{\"load_ns\":5,\"capture_ns\":6},"
+			       "\"loader\":{\"pid\":9,\"tid\":10,\"comm\":\"x\"},\"replaces\":null,"
+			       "\"_hash\":\"h\",\"_offset\":16}", 0, NULL);
+	struct lifelog_jit_range jr;
+	struct lifelog_entry e;
+	json_error_t err;
+
+	ASSERT_NOT_NULL(j);
+	ASSERT_OK(lifelog_entry__decode(j, &e, &err));
+	ASSERT_EQ(e.kind, LIFE_LOADED);
+	ASSERT_STREQ(e.kind_name, "loaded");
+	ASSERT_EQ(e.seq, 3);
+	ASSERT_STREQ(e.prev, "ab");
+	ASSERT_U64_EQ(e.mono_ns, 100);
+	ASSERT_U64_EQ(e.realtime_ns, 200);
+	ASSERT_EQ(e.pid, 7);
+	ASSERT_STREQ(e.generation_id, "g");
+	ASSERT_STREQ(e.receipt, "r");
+	ASSERT_EQ(e.prog_id, 42);
+	ASSERT_STREQ(e.source, "observer");
+	ASSERT_U64_EQ(e.load_ns, 5);
+	ASSERT_U64_EQ(e.capture_ns, 6);
+	ASSERT_TRUE(e.has_loader);
+	ASSERT_EQ(e.loader.pid, 9);
+	ASSERT_STREQ(e.loader.comm, "x");
+	ASSERT_NULL(e.replaces);	/* null reads as absent */
+	ASSERT_STREQ(e.hash, "h");
+	ASSERT_EQ(e.offset, 16);
+	ASSERT_EQ(e.ifindex, -1);
+	ASSERT_FALSE(e.has_link);
+	ASSERT_EQ(json_array_size(e.jit_ranges), 1);
+	ASSERT_OK(lifelog_jit_range__decode(json_array_get(e.jit_ranges, 0), &jr, &err));
+	ASSERT_U64_EQ(jr.addr, 0xffffffffa0001000ull);
+	ASSERT_EQ(jr.len, 64);
+	/* a missing required field is named */
+	json_object_del(j, "seq");
+	ASSERT_ERR(lifelog_entry__decode(j, &e, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "seq");
+	ASSERT_STREQ(e.prev, "ab");	/* what did decode is still filled */
+	/* a wrong type is named, with what was expected */
+	json_object_set_new(j, "seq", json_integer(3));
+	json_object_set_new(j, "prog_id", json_string("42"));
+	ASSERT_ERR(lifelog_entry__decode(j, &e, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "prog_id");
+	ASSERT_STRSTR(err.text, "Expected integer");
+	/* nested: the path names the object too */
+	json_object_set_new(j, "prog_id", json_integer(42));
+	json_object_set_new(json_object_get(j, "loader"), "pid", json_string("9"));
+	ASSERT_ERR(lifelog_entry__decode(j, &e, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "loader.pid");
+	/* an address that is not one */
+	json_object_set_new(json_array_get(json_object_get(j, "jit_ranges"), 0), "addr",
+			    json_string("ffff"));
+	ASSERT_ERR(lifelog_jit_range__decode(json_array_get(json_object_get(j, "jit_ranges"), 0), &jr,
+					     &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "addr");
+	ASSERT_ERR(lifelog_entry__decode(NULL, &e, &err), -EINVAL);
+	json_decref(j);
+}
+
+TEST(test_decode_lifelog_link_and_observer)
+{
+	struct lifelog_observer_stats st = { .bpf_syscalls = 4, .captured = 2 }, back;
+	json_t *j = json_loads("{\"kind\":\"activated\",\"seq\":0,\"prev\":\"00\","
+			       "\"link\":{\"id\":5,\"type\":6,\"prog_id\":7,\"ifindex\":3},"
+			       "\"swap_begin_mono_ns\":10,\"swap_end_mono_ns\":12,\"old_prog_id\":4}",
+			       0, NULL);
+	struct lifelog_entry e;
+	json_error_t err;
+	json_t *sj, *obs;
+
+	ASSERT_NOT_NULL(j);
+	ASSERT_OK(lifelog_entry__decode(j, &e, &err));
+	ASSERT_EQ(e.kind, LIFE_ACTIVATED);
+	ASSERT_TRUE(e.has_link);
+	ASSERT_EQ(e.link.id, 5);
+	ASSERT_EQ(e.link.ifindex, 3);
+	ASSERT_U64_EQ(e.swap_end_mono_ns, 12);
+	ASSERT_EQ(e.old_prog_id, 4);
+	json_object_set_new(json_object_get(j, "link"), "id", json_integer(-1));
+	ASSERT_ERR(lifelog_entry__decode(j, &e, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "link.id");
+	json_decref(j);
+	/* observer counters: encode and decode agree */
+	st.missed.perf_records_lost = 9;
+	sj = lifelog_observer_stats__encode(&st);
+	ASSERT_NOT_NULL(sj);
+	ASSERT_OK(lifelog_observer_stats__decode(sj, &back, &err));
+	ASSERT_U64_EQ(back.bpf_syscalls, 4);
+	ASSERT_U64_EQ(back.captured, 2);
+	ASSERT_U64_EQ(back.missed.perf_records_lost, 9);
+	obs = json_pack("{s:s, s:i, s:s, s:s, s:O}", "kind", "observer", "seq", 1, "prev", "x",
+			"event", "stop", "stats", sj);
+	ASSERT_OK(lifelog_entry__decode(obs, &e, &err));
+	ASSERT_TRUE(e.has_stats);
+	ASSERT_STREQ(e.event, "stop");
+	ASSERT_U64_EQ(e.stats.missed.perf_records_lost, 9);
+	json_object_set_new(json_object_get(sj, "missed"), "ringbuf_dropped", json_true());
+	ASSERT_ERR(lifelog_entry__decode(obs, &e, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "stats.missed.ringbuf_dropped");
+	json_decref(obs);
+	json_decref(sj);
+}
+
+TEST(test_decode_receipt)
+{
+	json_t *j = json_loads("{\"_type\":\"https://in-toto.io/Statement/v1\","
+			       "\"predicateType\":\"https://probity.dev/receipt/v1\","
+			       "\"subject\":[{\"name\":\"jit/native-image\",\"digest\":{\"sha256\":\"n\"}}],"
+			       "\"predicate\":{\"generation_id\":\"g\",\"parent_generation_id\":null,"
+			       "\"native_image_digest\":\"n\","
+			       "\"generation\":{\"provenance\":\"recorded\",\"optimizer\":{\"name\":\"o\"},"
+			       "\"transforms\":[{\"id\":\"t1\",\"description\":\"d\",\"evidence\":null}],"
+			       "\"program\":{\"name\":\"p\",\"type\":6},"
+			       "\"target\":{\"kernel_release\":\"6.18\",\"bpf_jit_harden\":null}},"
+			       "\"verifier\":{\"accepted\":true,\"log_level\":4,\"verified_insns\":12,"
+			       "\"log_normalized_digest\":\"v\",\"log\":null},"
+			       "\"jit\":{\"image\":\"i\",\"image_len\":99,\"func_lens\":[99]},"
+			       "\"artifacts\":{\"jit_image\":\"i\",\"xlated_insns\":\"x\"}}}", 0, NULL);
+	struct receipt_subject subj;
+	struct receipt_step step;
+	struct receipt_view v;
+	json_error_t err;
+
+	ASSERT_NOT_NULL(j);
+	ASSERT_OK(receipt__decode(j, &v, &err));
+	ASSERT_TRUE(receipt__is_receipt(j));
+	ASSERT_STREQ(v.generation_id, "g");
+	ASSERT_NULL(v.parent_generation_id);
+	ASSERT_TRUE(v.has_generation);
+	ASSERT_STREQ(v.generation.provenance, "recorded");
+	ASSERT_STREQ(v.generation.optimizer.name, "o");
+	ASSERT_EQ(v.generation.program.type, 6);
+	ASSERT_STREQ(v.generation.target.kernel_release, "6.18");
+	ASSERT_EQ(v.generation.target.bpf_jit_harden, -1);
+	ASSERT_TRUE(v.verifier.present);
+	ASSERT_TRUE(v.verifier.accepted);
+	ASSERT_EQ(v.verifier.verified_insns, 12);
+	ASSERT_NULL(v.verifier.log);
+	ASSERT_EQ(v.jit.image_len, 99);
+	ASSERT_STREQ(v.artifacts.jit_image, "i");
+	ASSERT_NULL(v.artifacts.btf);
+	ASSERT_OK(receipt_step__decode(json_array_get(v.generation.transforms, 0), &step, &err));
+	ASSERT_STREQ(step.id, "t1");
+	ASSERT_NULL(step.evidence);
+	ASSERT_OK(receipt_subject__decode(json_array_get(v.subjects, 0), &subj, &err));
+	ASSERT_STREQ(subj.sha256, "n");
+	/* wrong type deep inside: the whole path is named */
+	json_object_set_new(json_object_get(json_object_get(j, "predicate"), "jit"), "image_len",
+			    json_string("99"));
+	ASSERT_ERR(receipt__decode(j, &v, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "predicate.jit.image_len");
+	ASSERT_STRSTR(err.text, "Expected integer, got string");
+	ASSERT_STREQ(v.generation_id, "g");
+	/* an incomplete verifier result is named and not present */
+	json_object_set_new(json_object_get(json_object_get(j, "predicate"), "jit"), "image_len",
+			    json_integer(99));
+	json_object_del(json_object_get(json_object_get(j, "predicate"), "verifier"), "accepted");
+	ASSERT_ERR(receipt__decode(j, &v, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "predicate.verifier");
+	ASSERT_STRSTR(err.text, "accepted");
+	ASSERT_FALSE(v.verifier.present);
+	/* a missing required field */
+	json_object_del(j, "predicate");
+	ASSERT_ERR(receipt__decode(j, &v, &err), -EINVAL);
+	ASSERT_STRSTR(err.text, "predicate");
+	json_decref(j);
+}
+
 TEST(test_store_put_dedup)
 {
 	char *dir = tmp_store(), hex[PB_DIGEST_HEX_LEN], hex2[PB_DIGEST_HEX_LEN], path[4096];
