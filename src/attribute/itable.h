@@ -64,6 +64,38 @@ void attr_table__lookup(const struct attr_table *t, uint64_t time, uint64_t ip, 
 /* Link key: "link:ID" for a numeric L, else "hook:L" (or L if it already
  * starts with "link:" / "hook:"). */
 void attr_table__link_key(const char *l, char *key, size_t sz);
+/* A link segment as JSON (docs/attribution.md "Link segments"): its key
+ * names, and the typed reader for printers. */
+#define SEGK_LINK		"link"
+#define SEGK_STATUS		"status"		/* "generation" / "unknown" */
+#define SEGK_GENERATION_ID	"generation_id"		/* string or null */
+#define SEGK_PROG_ID		"prog_id"
+#define SEGK_START		"start"			/* {earliest, latest} */
+#define SEGK_END		"end"			/* {earliest, latest}: null = still active */
+#define SEGK_EARLIEST		"earliest"
+#define SEGK_LATEST		"latest"
+#define SEGK_IN_WINDOW		"in_window"		/* "whole" / "part" / "possibly" */
+#define SEGK_SOURCE		"source"		/* "swapper" / "observer" */
+#define SEGK_OLD_IMAGE_ALIVE_UNTIL "old_image_alive_until"	/* ns, "still loaded" or null */
+#define SEGK_REASON		"reason"		/* unknown only */
+#define SEGK_CANDIDATES		"candidates"		/* unknown only */
+
+struct attr_segment {
+	const char *link, *status, *in_window, *source;
+	const char *generation_id;	/* NULL: null */
+	const char *reason;		/* NULL: absent */
+	uint32_t prog_id;
+	int64_t start_earliest, start_latest;
+	int64_t end_earliest, end_latest;	/* 0 where null */
+	bool still_active;		/* end.latest is null */
+	bool image_until_known;		/* old_image_alive_until is a time */
+	int64_t image_until;
+	const json_t *candidates;	/* array or NULL */
+};
+/* 0, or -EINVAL with err (may be NULL) naming the field. Strings are
+ * borrowed from j. */
+int attr_segment__decode(const json_t *j, struct attr_segment *out, json_error_t *err);
+
 /* Generations on link key in [t1, t2] (CLOCK_MONOTONIC), as a JSON array
  * of segments (docs/attribution.md), NULL + errno ENOENT if the link has
  * no recorded activity. */

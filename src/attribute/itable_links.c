@@ -66,19 +66,19 @@ static json_t *seg_json(const struct attr_table *t, const struct segment *s, uin
 		if (s->cand[c] >= 0 || (c == 1 && s->reason == ATTR_R_HANDOFF_LOST))
 			json_array_append_new(cands, gen_or_null(t, s->cand[c]));
 	j = json_pack("{s:s, s:s, s:o, s:I, s:{s:I, s:I}, s:{s:o, s:o}, s:s, s:s, s:o}",
-		      "link", s->key, "status", st == ATTR_GENERATION ? "generation" : "unknown",
-		      "generation_id", st == ATTR_GENERATION ? gen_or_null(t, s->gen) : json_null(),
-		      "prog_id", (json_int_t)s->prog_id,
-		      "start", "earliest", (json_int_t)s->start_lo, "latest", (json_int_t)s->start_hi,
-		      "end", "earliest", ns_or_null(s->end_lo), "latest", ns_or_null(s->end_hi),
-		      "in_window", whole ? "whole" : part ? "part" : "possibly",
-		      "source", s->observer_only ? "observer" : "swapper",
-		      "old_image_alive_until", image_until(t, s->prog_id));
+		      SEGK_LINK, s->key, SEGK_STATUS, st == ATTR_GENERATION ? "generation" : "unknown",
+		      SEGK_GENERATION_ID, st == ATTR_GENERATION ? gen_or_null(t, s->gen) : json_null(),
+		      SEGK_PROG_ID, (json_int_t)s->prog_id,
+		      SEGK_START, SEGK_EARLIEST, (json_int_t)s->start_lo, SEGK_LATEST, (json_int_t)s->start_hi,
+		      SEGK_END, SEGK_EARLIEST, ns_or_null(s->end_lo), SEGK_LATEST, ns_or_null(s->end_hi),
+		      SEGK_IN_WINDOW, whole ? "whole" : part ? "part" : "possibly",
+		      SEGK_SOURCE, s->observer_only ? "observer" : "swapper",
+		      SEGK_OLD_IMAGE_ALIVE_UNTIL, image_until(t, s->prog_id));
 	if (st == ATTR_UNKNOWN) {
-		json_object_set_new(j, "reason", json_string(attr_reason__name(reason)));
-		json_object_set_new(j, "candidates", cands);
+		json_object_set_new(j, SEGK_REASON, json_string(attr_reason__name(reason)));
+		json_object_set_new(j, SEGK_CANDIDATES, cands);
 		if (s->status == ATTR_UNKNOWN && reason == ATTR_R_NO_RECEIPT)
-			json_object_set_new(j, "generation_id", json_null());
+			json_object_set_new(j, SEGK_GENERATION_ID, json_null());
 	} else {
 		json_decref(cands);
 	}
@@ -201,3 +201,48 @@ json_t *attr_table__links(const struct attr_table *t)
 	return arr;
 }
 
+
+/* ------------------------------ reading a segment ------------------------------ */
+
+/* v: an integer, or null (0, *is_null) */
+static int ns_value(const json_t *v, const char *key, int64_t *ns, bool *is_null, json_error_t *err)
+{
+	*ns = 0;
+	if (is_null)
+		*is_null = json_is_null(v);
+	if (json_is_null(v))
+		return 0;
+	if (json_is_integer(v)) {
+		*ns = json_integer_value(v);
+		return 0;
+	}
+	if (err)
+		snprintf(err->text, sizeof(err->text), "%s: Expected integer or null", key);
+	return -EINVAL;
+}
+
+int attr_segment__decode(const json_t *j, struct attr_segment *out, json_error_t *err)
+{
+	json_t *gen = NULL, *end_lo = NULL, *end_hi = NULL, *until = NULL, *cands = NULL;
+	json_int_t prog = 0, start_lo = 0, start_hi = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (json_unpack_ex((json_t *)j, err, 0, "{s:s, s:s, s:o, s:I, s:{s:I, s:I}, s:{s:o, s:o}, s:s, s:s, s:o, s?s, s?o}",
+			   SEGK_LINK, &out->link, SEGK_STATUS, &out->status, SEGK_GENERATION_ID, &gen,
+			   SEGK_PROG_ID, &prog, SEGK_START, SEGK_EARLIEST, &start_lo, SEGK_LATEST, &start_hi,
+			   SEGK_END, SEGK_EARLIEST, &end_lo, SEGK_LATEST, &end_hi, SEGK_IN_WINDOW, &out->in_window,
+			   SEGK_SOURCE, &out->source, SEGK_OLD_IMAGE_ALIVE_UNTIL, &until, SEGK_REASON, &out->reason,
+			   SEGK_CANDIDATES, &cands))
+		return -EINVAL;
+	out->generation_id = json_string_value(gen);
+	out->prog_id = (uint32_t)prog;
+	out->start_earliest = start_lo;
+	out->start_latest = start_hi;
+	if (ns_value(end_lo, SEGK_END "." SEGK_EARLIEST, &out->end_earliest, NULL, err) ||
+	    ns_value(end_hi, SEGK_END "." SEGK_LATEST, &out->end_latest, &out->still_active, err))
+		return -EINVAL;
+	out->image_until_known = json_is_integer(until);
+	out->image_until = json_integer_value(until);
+	out->candidates = json_is_array(cands) ? cands : NULL;
+	return 0;
+}

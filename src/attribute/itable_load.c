@@ -9,35 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attribute/itable_int.h"
+#include "common/log.h"
+#include "receipts/lifelog.h"
 
 /* ------------------------------- helpers -------------------------------- */
 
-static const char *jstr(const json_t *o, const char *k)
+/* A lifecycle entry that does not decode still fills every field that
+ * does (receipts/lifelog.h): the table uses those, as a reader of a
+ * damaged log should; a sample file record that does not decode reads as
+ * empty (samples.h). Either way it is said at debug level. */
+static void note_undecoded(const char *what, size_t i, const json_error_t *err)
 {
-	return json_string_value(json_object_get(o, k));
-}
-
-static uint64_t ju64(const json_t *o, const char *k)
-{
-	json_int_t v = json_integer_value(json_object_get(o, k));
-
-	return v > 0 ? (uint64_t)v : 0;
-}
-
-static bool parse_addr(const json_t *v, uint64_t *out)
-{
-	const char *s = json_string_value(v);
-	char *end;
-
-	if (json_is_integer(v) && json_integer_value(v) >= 0) {
-		*out = (uint64_t)json_integer_value(v);
-		return true;
-	}
-	if (!s || strncmp(s, "0x", 2))
-		return false;
-	errno = 0;
-	*out = strtoull(s + 2, &end, 16);
-	return !errno && end != s + 2 && !*end;
+	pr_debug("attribute: %s %zu: %s; using the fields that decoded\n", what, i, err->text);
 }
 
 static int gen_index(struct attr_table *t, const char *id)
@@ -58,45 +41,47 @@ static int gen_index(struct attr_table *t, const char *id)
 
 /* ------------------------------ lifecycle log ------------------------------ */
 
-static int add_loaded(struct attr_table *t, const json_t *e)
+static int add_loaded(struct attr_table *t, const struct lifelog_entry *e)
 {
-	const json_t *timing = json_object_get(e, "timing"), *r;
-	uint64_t mono = ju64(e, "mono_ns"), pre;
+	const json_t *r;
 	struct prog_load *pl;
-	uint32_t prog = (uint32_t)ju64(e, "prog_id");
+	uint64_t pre;
 	size_t i;
 
-	if (!prog)
+	if (!e->prog_id)
 		return 0;
 	pl = PUSH(t, loads);
 	if (!pl)
 		return -ENOMEM;
 	memset(pl, 0, sizeof(*pl));
-	pl->prog_id = prog;
-	itable_copy_tag(pl->tag, jstr(e, "prog_tag"));
-	pl->gen = gen_index(t, jstr(e, "generation_id"));
-	pl->library = !strcmp(jstr(e, "source") ?: "", "library");
-	pl->mono = mono;
+	pl->prog_id = e->prog_id;
+	itable_copy_tag(pl->tag, e->prog_tag);
+	pl->gen = gen_index(t, e->generation_id);
+	pl->library = !strcmp(e->source ?: "", "library");
+	pl->mono = e->mono_ns;
 	t->n_loads++;
 	/* the JIT image exists from inside the load: before this entry by
 	 * at most the load and capture time it reports */
-	pre = ju64(timing, "load_ns") + ju64(timing, "capture_ns");
-	json_array_foreach(json_object_get(e, "jit_ranges"), i, r) {
+	pre = e->load_ns + e->capture_ns;
+	json_array_foreach(e->jit_ranges, i, r) {
+		struct lifelog_jit_range jr;
 		struct addr_iv *iv;
-		uint64_t a;
+		json_error_t jerr;
 
-		if (!parse_addr(json_object_get(r, "addr"), &a) || !a)
+		if (lifelog_jit_range__decode(r, &jr, &jerr))
+			note_undecoded("jit range", i, &jerr);
+		if (!jr.addr)
 			continue;
 		iv = itable_new_iv(t);
 		if (!iv)
 			return -ENOMEM;
-		iv->addr = a;
-		iv->len = (uint32_t)ju64(r, "len");
-		iv->prog_id = prog;
+		iv->addr = jr.addr;
+		iv->len = jr.len;
+		iv->prog_id = e->prog_id;
 		itable_copy_tag(iv->tag, pl->tag);
-		iv->start_lo = mono > pre ? mono - pre : 0;
-		iv->start_hi = mono;
-		iv->end_lo = mono;
+		iv->start_lo = e->mono_ns > pre ? e->mono_ns - pre : 0;
+		iv->start_hi = e->mono_ns;
+		iv->end_lo = e->mono_ns;
 		iv->src = SRC_LIFELOG;
 	}
 	return 0;
@@ -116,29 +101,38 @@ static void prove_alive(struct attr_table *t, uint32_t prog, uint64_t mono)
 	}
 }
 
-static void add_unloaded(struct attr_table *t, const json_t *e)
+/* the unregistration of interval iv among the unloaded entry's ksymbols */
+static void find_unregistration(struct addr_iv *iv, const json_t *ksyms)
 {
-	uint32_t prog = (uint32_t)ju64(e, "prog_id");
-	uint64_t mono = ju64(e, "mono_ns");
-	const json_t *ks = json_object_get(e, "ksymbols_unregistered"), *k;
-	size_t i, j;
+	const json_t *k;
+	size_t j;
 
-	for (i = 0; prog && i < t->n_ivs; i++) {
+	json_array_foreach(ksyms, j, k) {
+		struct lifelog_ksym ks;
+		json_error_t jerr;
+
+		if (lifelog_ksym__decode(k, &ks, &jerr))
+			note_undecoded("unregistered ksymbol", j, &jerr);
+		if (ks.addr && ks.addr == iv->addr && ks.mono_ns) {
+			iv->end_lo = iv->end_hi = ks.mono_ns;
+			iv->end_observed = true;
+		}
+	}
+}
+
+static void add_unloaded(struct attr_table *t, const struct lifelog_entry *e)
+{
+	size_t i;
+
+	for (i = 0; e->prog_id && i < t->n_ivs; i++) {
 		struct addr_iv *iv = &t->ivs[i];
 
-		if (iv->prog_id != prog || !(iv->src & SRC_LIFELOG) || iv->end_observed ||
-		    iv->start_lo > mono)
+		if (iv->prog_id != e->prog_id || !(iv->src & SRC_LIFELOG) || iv->end_observed ||
+		    iv->start_lo > e->mono_ns)
 			continue;
-		if (mono < iv->end_hi)
-			iv->end_hi = mono;
-		json_array_foreach(ks, j, k) {
-			uint64_t a, km = ju64(k, "mono_ns");
-
-			if (parse_addr(json_object_get(k, "addr"), &a) && a == iv->addr && km) {
-				iv->end_lo = iv->end_hi = km;
-				iv->end_observed = true;
-			}
-		}
+		if (e->mono_ns < iv->end_hi)
+			iv->end_hi = e->mono_ns;
+		find_unregistration(iv, e->ksymbols_unregistered);
 		if (iv->end_lo > iv->end_hi)
 			iv->end_lo = iv->end_hi;
 	}
@@ -156,80 +150,79 @@ static struct handoff *new_handoff(struct attr_table *t)
 	return h;
 }
 
-static int add_activated(struct attr_table *t, const json_t *e)
+static int add_activated(struct attr_table *t, const struct lifelog_entry *e)
 {
-	const json_t *link = json_object_get(e, "link");
 	struct handoff *h;
 	char num[32];
 
-	if (json_is_object(link) && json_integer_value(json_object_get(link, "id")) > 0) {
-		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(json_object_get(link, "id")));
+	if (e->has_link && e->link.id > 0) {
+		snprintf(num, sizeof(num), "%u", e->link.id);
 		h = new_handoff(t);
 		if (!h)
 			return -ENOMEM;
 		attr_table__link_key(num, h->key, sizeof(h->key));
-	} else if (jstr(e, "hook")) {
+	} else if (e->hook) {
 		h = new_handoff(t);
 		if (!h)
 			return -ENOMEM;
-		snprintf(h->key, sizeof(h->key), "hook:%s", jstr(e, "hook"));
+		snprintf(h->key, sizeof(h->key), "hook:%s", e->hook);
 	} else {
 		return 0;	/* an activation on nothing we can name */
 	}
-	h->t_lo = ju64(e, "swap_begin_mono_ns");
-	h->t_hi = ju64(e, "swap_end_mono_ns");
+	h->t_lo = e->swap_begin_mono_ns;
+	h->t_hi = e->swap_end_mono_ns;
 	if (!h->t_lo && !h->t_hi)
-		h->t_lo = h->t_hi = ju64(e, "mono_ns");
+		h->t_lo = h->t_hi = e->mono_ns;
 	if (h->t_hi < h->t_lo)
 		h->t_hi = h->t_lo;
-	h->new_gen = gen_index(t, jstr(e, "generation_id"));
-	h->new_prog = (uint32_t)ju64(e, "prog_id");
-	if (jstr(e, "replaces")) {
+	h->new_gen = gen_index(t, e->generation_id);
+	h->new_prog = e->prog_id;
+	if (e->replaces) {
 		h->has_old = true;
-		h->old_gen = gen_index(t, jstr(e, "replaces"));
+		h->old_gen = gen_index(t, e->replaces);
 	}
-	if (ju64(e, "old_prog_id")) {	/* the kernel's word on the predecessor */
+	if (e->old_prog_id) {	/* the kernel's word on the predecessor */
 		h->has_old = true;
-		h->old_prog = (uint32_t)ju64(e, "old_prog_id");
+		h->old_prog = e->old_prog_id;
 	}
 	h->swapper = true;
 	prove_alive(t, h->new_prog, h->t_hi);
 	return 0;
 }
 
-static int add_link_updated(struct attr_table *t, const json_t *e)
+static int add_link_updated(struct attr_table *t, const struct lifelog_entry *e)
 {
 	struct handoff *h;
 	char num[32];
 
-	if (!ju64(e, "link_id"))
+	if (!e->link_id)
 		return 0;
 	h = new_handoff(t);
 	if (!h)
 		return -ENOMEM;
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)ju64(e, "link_id"));
+	snprintf(num, sizeof(num), "%u", e->link_id);
 	attr_table__link_key(num, h->key, sizeof(h->key));
-	h->t_lo = ju64(e, "syscall_enter_mono_ns");
-	h->t_hi = ju64(e, "syscall_exit_mono_ns");
+	h->t_lo = e->syscall_enter_mono_ns;
+	h->t_hi = e->syscall_exit_mono_ns;
 	if (h->t_hi < h->t_lo)
 		h->t_hi = h->t_lo;
-	h->new_gen = gen_index(t, jstr(e, "new_generation_id"));
-	h->new_prog = (uint32_t)ju64(e, "new_prog_id");
-	if (!strcmp(jstr(e, "op") ?: "", "create")) {
+	h->new_gen = gen_index(t, e->new_generation_id);
+	h->new_prog = e->new_prog_id;
+	if (!strcmp(e->op ?: "", "create")) {
 		h->has_old = true;	/* nothing was installed before */
-	} else if (ju64(e, "old_prog_id")) {
+	} else if (e->old_prog_id) {
 		h->has_old = true;
-		h->old_prog = (uint32_t)ju64(e, "old_prog_id");
-		h->old_gen = gen_index(t, jstr(e, "old_generation_id"));
+		h->old_prog = e->old_prog_id;
+		h->old_gen = gen_index(t, e->old_generation_id);
 	}
 	h->observer = true;
 	return 0;
 }
 
-static int add_end(struct attr_table *t, const json_t *e, bool unloaded)
+static int add_end(struct attr_table *t, const struct lifelog_entry *e, bool unloaded)
 {
 	struct gen_end *ge;
-	int g = gen_index(t, jstr(e, "generation_id"));
+	int g = gen_index(t, e->generation_id);
 
 	if (g < 0)
 		return 0;
@@ -237,126 +230,174 @@ static int add_end(struct attr_table *t, const json_t *e, bool unloaded)
 	if (!ge)
 		return -ENOMEM;
 	ge->gen = g;
-	ge->prog_id = (uint32_t)ju64(e, "prog_id");
-	ge->mono = ju64(e, "mono_ns");
+	ge->prog_id = e->prog_id;
+	ge->mono = e->mono_ns;
 	ge->unloaded = unloaded;
-	snprintf(ge->reason, sizeof(ge->reason), "%s", unloaded ? "unloaded" : jstr(e, "reason") ?: "");
+	snprintf(ge->reason, sizeof(ge->reason), "%s", unloaded ? "unloaded" : e->reason ?: "");
 	t->n_ends++;
 	return 0;
 }
 
-/* observer start/stop pairs: what they missed becomes lost windows */
-static int add_observer(struct attr_table *t, const json_t *e, const json_t *entries, size_t idx)
+static int add_window(struct window **arr, size_t *n, size_t *cap, uint64_t lo, uint64_t hi, uint64_t count)
 {
-	const json_t *st = json_object_get(e, "stats"), *missed = json_object_get(st, "missed"), *x;
-	uint64_t stop = ju64(e, "mono_ns"), start = 0, perf, sys;
-	json_int_t pid = json_integer_value(json_object_get(e, "pid"));
-	struct window *w;
-	size_t i;
+	if (PB_ARRAY_RESERVE_ONE(*arr, *n, *cap))
+		return -ENOMEM;
+	(*arr)[(*n)++] = (struct window){ lo, hi, count, -1 };
+	return 0;
+}
 
-	if (strcmp(jstr(e, "event") ?: "", "stop"))
+/* observer start/stop pairs (es[0..idx] decoded): what they missed
+ * becomes lost windows */
+static int add_observer(struct attr_table *t, const struct lifelog_entry *es, size_t idx)
+{
+	const struct lifelog_entry *e = &es[idx];
+	const struct lifelog_observer_stats *st = &e->stats;
+	uint64_t start = 0, perf, sys;
+	size_t i;
+	int err;
+
+	if (strcmp(e->event ?: "", "stop"))
 		return 0;
 	for (i = idx; i-- > 0;) {
-		x = json_array_get(entries, i);
-		if (!strcmp(jstr(x, "kind") ?: "", "observer") && !strcmp(jstr(x, "event") ?: "", "start") &&
-		    json_integer_value(json_object_get(x, "pid")) == pid) {
-			start = ju64(x, "mono_ns");
+		if (es[i].kind == LIFE_OBSERVER && !strcmp(es[i].event ?: "", "start") && es[i].pid == e->pid) {
+			start = es[i].mono_ns;
 			break;
 		}
 	}
-	perf = ju64(missed, "perf_records_lost");
-	sys = ju64(missed, "ringbuf_dropped") + ju64(missed, "syscalls_not_followed");
-	if (perf) {
-		if (!(w = PUSH(t, lost)))
-			return -ENOMEM;
-		*w = (struct window){ start, stop, perf, -1 };
-		t->n_lost++;
-	}
-	if (sys) {
-		if (!(w = PUSH(t, link_lost)))
-			return -ENOMEM;
-		*w = (struct window){ start, stop, sys, -1 };
-		t->n_link_lost++;
-	}
+	perf = st->missed.perf_records_lost;
+	sys = st->missed.ringbuf_dropped + st->missed.syscalls_not_followed;
+	if (perf && (err = add_window(&t->lost, &t->n_lost, &t->cap_lost, start, e->mono_ns, perf)))
+		return err;
+	if (sys && (err = add_window(&t->link_lost, &t->n_link_lost, &t->cap_link_lost, start, e->mono_ns, sys)))
+		return err;
 	return 0;
+}
+
+/* Every entry decoded, in log order (n: the array's size). NULL + errno. */
+static struct lifelog_entry *decode_entries(const json_t *entries, size_t *n)
+{
+	struct lifelog_entry *es;
+	const json_t *e;
+	json_error_t jerr;
+	size_t i;
+
+	*n = json_array_size(entries);
+	es = calloc(*n ? *n : 1, sizeof(*es));
+	if (!es)
+		return NULL;
+	json_array_foreach(entries, i, e)
+		if (lifelog_entry__decode(e, &es[i], &jerr))
+			note_undecoded("lifecycle entry", i, &jerr);
+	return es;
+}
+
+/* entry i of the second pass: everything that refers to the loads */
+static int add_entry(struct attr_table *t, const struct lifelog_entry *es, size_t i)
+{
+	const struct lifelog_entry *e = &es[i];
+
+	switch (e->kind) {
+	case LIFE_ACTIVATED:
+		return add_activated(t, e);
+	case LIFE_LINK_UPDATED:
+		return add_link_updated(t, e);
+	case LIFE_RETIRED:
+		prove_alive(t, e->prog_id, e->mono_ns);
+		return add_end(t, e, false);
+	case LIFE_UNLOADED:
+		add_unloaded(t, e);
+		return add_end(t, e, true);
+	case LIFE_OBSERVER:
+		return add_observer(t, es, i);
+	default:
+		return 0;
+	}
 }
 
 int attr_table__add_lifelog(struct attr_table *t, const json_t *entries)
 {
-	const json_t *e;
-	size_t i;
+	struct lifelog_entry *es;
+	size_t i, n;
 	int err = 0;
 
 	if (!json_is_array(entries))
 		return -EINVAL;
+	es = decode_entries(entries, &n);
+	if (!es)
+		return -ENOMEM;
 	t->built = false;
 	/* loads first: activations and unloads refer to their intervals */
-	json_array_foreach(entries, i, e) {
-		const char *k = jstr(e, "kind") ?: "";
+	for (i = 0; i < n && !err; i++) {
 		struct time_pair *tp;
 
-		if (ju64(e, "mono_ns") && ju64(e, "realtime_ns") && (tp = PUSH(t, clocks))) {
-			tp->mono = ju64(e, "mono_ns");
-			tp->real = ju64(e, "realtime_ns");
+		if (es[i].mono_ns && es[i].realtime_ns && (tp = PUSH(t, clocks))) {
+			tp->mono = es[i].mono_ns;
+			tp->real = es[i].realtime_ns;
 			t->n_clocks++;
 		}
-		if (!strcmp(k, "loaded"))
-			err = add_loaded(t, e);
-		if (err)
-			return err;
+		if (es[i].kind == LIFE_LOADED)
+			err = add_loaded(t, &es[i]);
 	}
-	json_array_foreach(entries, i, e) {
-		const char *k = jstr(e, "kind") ?: "";
-
-		if (!strcmp(k, "activated"))
-			err = add_activated(t, e);
-		else if (!strcmp(k, "link-updated"))
-			err = add_link_updated(t, e);
-		else if (!strcmp(k, "retired")) {
-			prove_alive(t, (uint32_t)ju64(e, "prog_id"), ju64(e, "mono_ns"));
-			err = add_end(t, e, false);
-		} else if (!strcmp(k, "unloaded")) {
-			add_unloaded(t, e);
-			err = add_end(t, e, true);
-		} else if (!strcmp(k, "observer"))
-			err = add_observer(t, e, entries, i);
-		if (err)
-			return err;
-	}
-	return 0;
+	for (i = 0; i < n && !err; i++)
+		err = add_entry(t, es, i);
+	free(es);
+	return err;
 }
 
 /* ------------------------------ sample file ------------------------------ */
 
+/* one program of the snapshot: its JIT ranges alive since before mono */
+static int add_snapshot_prog(struct attr_table *t, const struct sf_snapshot_prog *p, uint64_t mono)
+{
+	const json_t *r;
+	size_t j;
+
+	json_array_foreach(p->jit_ranges, j, r) {
+		struct sf_jit_range jr;
+		struct addr_iv *iv;
+		json_error_t jerr;
+
+		if (sf_jit_range__decode(r, &jr, &jerr))
+			note_undecoded("snapshot jit range", j, &jerr);
+		if (!jr.addr)
+			continue;
+		iv = itable_new_iv(t);
+		if (!iv)
+			return -ENOMEM;
+		iv->addr = jr.addr;
+		iv->len = jr.len;
+		iv->prog_id = p->id;
+		itable_copy_tag(iv->tag, p->tag);
+		iv->start_lo = 0;
+		iv->start_hi = mono;
+		iv->end_lo = mono;
+		iv->watched = true;
+		iv->src = SRC_SNAPSHOT;
+	}
+	return 0;
+}
+
 int attr_table__add_snapshot(struct attr_table *t, const json_t *snap)
 {
-	uint64_t mono = ju64(snap, "mono_ns");
-	const json_t *p, *r;
-	size_t i, j;
+	struct sf_snapshot sn;
+	json_error_t jerr;
+	const json_t *p;
+	size_t i;
+	int err;
 
+	if (sf_snapshot__decode(snap, &sn, &jerr))
+		note_undecoded("snapshot", 0, &jerr);
 	t->built = false;
-	if (mono && (!t->file_start || mono < t->file_start))
-		t->file_start = mono;
-	json_array_foreach(json_object_get(snap, "progs"), i, p) {
-		json_array_foreach(json_object_get(p, "jit_ranges"), j, r) {
-			struct addr_iv *iv;
-			uint64_t a;
+	if (sn.mono_ns && (!t->file_start || sn.mono_ns < t->file_start))
+		t->file_start = sn.mono_ns;
+	json_array_foreach(sn.progs, i, p) {
+		struct sf_snapshot_prog sp;
 
-			if (!parse_addr(json_object_get(r, "addr"), &a) || !a)
-				continue;
-			iv = itable_new_iv(t);
-			if (!iv)
-				return -ENOMEM;
-			iv->addr = a;
-			iv->len = (uint32_t)ju64(r, "len");
-			iv->prog_id = (uint32_t)ju64(p, "id");
-			itable_copy_tag(iv->tag, jstr(p, "tag"));
-			iv->start_lo = 0;
-			iv->start_hi = mono;
-			iv->end_lo = mono;
-			iv->watched = true;
-			iv->src = SRC_SNAPSHOT;
-		}
+		if (sf_snapshot_prog__decode(p, &sp, &jerr))
+			note_undecoded("snapshot program", i, &jerr);
+		err = add_snapshot_prog(t, &sp, sn.mono_ns);
+		if (err)
+			return err;
 	}
 	return 0;
 }

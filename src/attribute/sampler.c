@@ -22,7 +22,7 @@
 #include "attribute/samples.h"
 #include "attribute/sampler.h"
 #include "observe/perf_ring.h"
-#include "receipts/receipts_int.h"
+#include "receipts/capture.h"
 
 #ifndef PERF_RECORD_KSYMBOL
 #define PERF_RECORD_KSYMBOL 17
@@ -221,74 +221,75 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	return 0;
 }
 
-/* Every BPF program alive now: id, tag, name, JIT ranges. */
+/* Program id for the snapshot: id, tag, name, JIT ranges (added to the
+ * live ranges). NULL when it is gone meanwhile (its unregistration is
+ * then in the stream) or cannot be read. */
+static json_t *snapshot_prog(struct pb_sampler *s, uint32_t id)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info), i, nk, nf;
+	uint64_t *ksyms = NULL;
+	uint32_t *lens = NULL;
+	char tag[17], a[24];
+	json_t *ranges, *prog = NULL;
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd < 0)
+		return NULL;
+	memset(&info, 0, sizeof(info));
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		goto out;
+	nk = info.nr_jited_ksyms;
+	nf = info.nr_jited_func_lens;
+	ksyms = calloc(nk + 1, sizeof(*ksyms));
+	lens = calloc(nf + 1, sizeof(*lens));
+	if (!ksyms || !lens)
+		goto out;
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = nk;
+	info.jited_ksyms = (uintptr_t)ksyms;
+	info.nr_jited_func_lens = nf;
+	info.jited_func_lens = (uintptr_t)lens;
+	len = sizeof(info);
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		goto out;
+	/* a program swapped in between the two calls may report more */
+	nk = info.nr_jited_ksyms < nk ? info.nr_jited_ksyms : nk;
+	nf = info.nr_jited_func_lens < nf ? info.nr_jited_func_lens : nf;
+	for (i = 0; i < 8; i++)
+		snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
+	ranges = json_array();
+	for (i = 0; i < nk; i++) {
+		snprintf(a, sizeof(a), "0x%llx", (unsigned long long)ksyms[i]);
+		json_array_append_new(ranges, json_pack("{s:s, s:I}", SFR_ADDR, a, SFR_LEN,
+							(json_int_t)(i < nf ? lens[i] : 0)));
+		live_add(s, ksyms[i], i < nf ? lens[i] : 0);
+	}
+	prog = json_pack("{s:I, s:s, s:s, s:I, s:I, s:o}", SFP_ID, (json_int_t)id, SFP_TAG, tag, SFP_NAME,
+			 info.name, SFP_TYPE, (json_int_t)info.type, SFP_LOAD_TIME_BOOT_NS,
+			 (json_int_t)info.load_time, SFP_JIT_RANGES, ranges);
+out:
+	free(ksyms);
+	free(lens);
+	close(fd);
+	return prog;
+}
+
+/* Every BPF program alive now. */
 static json_t *snapshot_progs(struct pb_sampler *s)
 {
-	json_t *progs = json_array();
+	json_t *progs = json_array(), *p;
 	uint32_t id = 0;
 
 	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info), i, nk, nf;
-		uint64_t *ksyms;
-		uint32_t *lens;
-		char tag[17], a[24];
-		json_t *ranges;
-		int fd = bpf_prog_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;	/* gone meanwhile: its unregister is in the stream */
-		memset(&info, 0, sizeof(info));
-		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
-			close(fd);
+		p = snapshot_prog(s, id);
+		if (!p)
 			continue;
-		}
-		nk = info.nr_jited_ksyms;
-		nf = info.nr_jited_func_lens;
-		ksyms = calloc(nk + 1, sizeof(*ksyms));
-		lens = calloc(nf + 1, sizeof(*lens));
-		if (!ksyms || !lens) {
-			free(ksyms);
-			free(lens);
-			close(fd);
-			continue;
-		}
-		memset(&info, 0, sizeof(info));
-		info.nr_jited_ksyms = nk;
-		info.jited_ksyms = (uintptr_t)ksyms;
-		info.nr_jited_func_lens = nf;
-		info.jited_func_lens = (uintptr_t)lens;
-		len = sizeof(info);
-		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
-			free(ksyms);
-			free(lens);
-			close(fd);
-			continue;
-		}
-		close(fd);
-		/* a program swapped in between the two calls may report more */
-		nk = info.nr_jited_ksyms < nk ? info.nr_jited_ksyms : nk;
-		nf = info.nr_jited_func_lens < nf ? info.nr_jited_func_lens : nf;
-		for (i = 0; i < 8; i++)
-			snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
-		ranges = json_array();
-		for (i = 0; i < nk; i++) {
-			snprintf(a, sizeof(a), "0x%llx", (unsigned long long)ksyms[i]);
-			json_array_append_new(ranges, json_pack("{s:s, s:I}", "addr", a, "len",
-								(json_int_t)(i < nf ? lens[i] : 0)));
-			live_add(s, ksyms[i], i < nf ? lens[i] : 0);
-		}
-		free(ksyms);
-		free(lens);
-		json_array_append_new(progs, json_pack("{s:I, s:s, s:s, s:I, s:I, s:o}", "id", (json_int_t)id,
-						       "tag", tag, "name", info.name, "type", (json_int_t)info.type,
-						       "load_time_boot_ns", (json_int_t)info.load_time,
-						       "jit_ranges", ranges));
+		json_array_append_new(progs, p);
 		s->st.snapshot_progs++;
 	}
 	return progs;
 }
-
 
 static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
 {
@@ -299,13 +300,13 @@ static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
 	if (capture__kernel_build_id(bid, sizeof(bid)))
 		bid[0] = 0;
 	return json_pack("{s:s, s:s, s:i, s:s, s:i, s:i, s:i, s:{s:s, s:s, s:s, s:s}, s:I, s:I, s:i}",
-			 "format", "probity-samples", "clock", "CLOCK_MONOTONIC", "clockid", CLOCK_MONOTONIC,
-			 "event", "cpu-clock", "freq", (int)freq, "ring_pages", (int)pages, "ncpu", ncpu,
-			 "machine", "sysname", u.sysname, "release", u.release, "arch", u.machine,
-			 "kernel_build_id", bid,
-			 "start_mono_ns", (json_int_t)pb_mono_ns(),
-			 "start_realtime_ns", (json_int_t)pb_realtime_ns(),
-			 "page_size", (int)sysconf(_SC_PAGESIZE));
+			 SFH_FORMAT, "probity-samples", SFH_CLOCK, "CLOCK_MONOTONIC", SFH_CLOCKID, CLOCK_MONOTONIC,
+			 SFH_EVENT, "cpu-clock", SFH_FREQ, (int)freq, SFH_RING_PAGES, (int)pages, SFH_NCPU, ncpu,
+			 SFH_MACHINE, SFH_SYSNAME, u.sysname, SFH_RELEASE, u.release, SFH_ARCH, u.machine,
+			 SFH_KERNEL_BUILD_ID, bid,
+			 SFH_START_MONO_NS, (json_int_t)pb_mono_ns(),
+			 SFH_START_REALTIME_NS, (json_int_t)pb_realtime_ns(),
+			 SFH_PAGE_SIZE, (int)sysconf(_SC_PAGESIZE));
 }
 
 int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out)
@@ -361,7 +362,7 @@ int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out)
 	err = perf_ring__enable(s->ring);
 	if (err)
 		goto fail;
-	snap = json_pack("{s:I, s:o}", "mono_ns", (json_int_t)pb_mono_ns(), "progs",
+	snap = json_pack("{s:I, s:o}", SFS_MONO_NS, (json_int_t)pb_mono_ns(), SFS_PROGS,
 			 snapshot_progs(s));
 	if (!snap) {
 		err = -ENOMEM;
@@ -430,9 +431,9 @@ int pb_sampler__finish(struct pb_sampler *s, const char *stopped_by)
 		err = s->err;
 	pb_sampler__stats(s, &st);
 	end = json_pack("{s:s, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
-			"stopped_by", stopped_by ?: "", "stop_mono_ns", (json_int_t)pb_mono_ns(),
-			"stop_realtime_ns", (json_int_t)pb_realtime_ns(),
-			"stats", "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
+			SFE_STOPPED_BY, stopped_by ?: "", SFE_STOP_MONO_NS, (json_int_t)pb_mono_ns(),
+			SFE_STOP_REALTIME_NS, (json_int_t)pb_realtime_ns(),
+			SFE_STATS, "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
 			"kernel", (json_int_t)st.kernel, "user", (json_int_t)st.user,
 			"ksymbol_records", (json_int_t)st.ksymbols, "bpf_event_records", (json_int_t)st.bpf_events,
 			"lost", (json_int_t)st.lost, "lost_records", (json_int_t)st.lost_records,

@@ -47,25 +47,24 @@ int samples_writer__create(const char *path, const json_t *header, struct sample
 		return -ENOMEM;
 	w->buf = malloc(SF_BUF_SIZE);
 	if (!w->buf) {
-		free(w);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
 	}
 	w->w = frame_writer__create(path, PB_SAMPLES_MAGIC, PB_SAMPLES_VERSION, NULL, 0, &o);
 	if (!w->w) {
 		err = -errno;
-		free(w->buf);
-		free(w);
-		return err;
+		goto fail;
 	}
 	err = put_json(w, SF_CHUNK_HEADER, header);
-	if (err) {
-		frame_writer__close(w->w);
-		free(w->buf);
-		free(w);
-		return err;
-	}
+	if (err)
+		goto fail;
 	*out = w;
 	return 0;
+fail:
+	frame_writer__close(w->w);
+	free(w->buf);
+	free(w);
+	return err;
 }
 
 int samples_writer__snapshot(struct samples_writer *w, const json_t *snapshot)

@@ -131,8 +131,9 @@ bool samples__is_sample_file(const char *path);
  * Key names of the header, snapshot and end chunks (written by
  * sampler.c), and typed decoders of what is read back (samples_json.c).
  * A decoder fills *out and returns 0, or -EINVAL with err (jansson's
- * error, may be NULL) naming the field. Strings and json_t pointers are
- * borrowed from j. An absent optional field reads as 0 / NULL.
+ * error, may be NULL) naming the field and *out all zero. Strings and
+ * json_t pointers are borrowed from j. An absent optional field reads as
+ * 0 / NULL.
  */
 /* header */
 #define SFH_FORMAT		"format"		/* "probity-samples" */

@@ -3,7 +3,8 @@
  * its programs and their JIT ranges, and the end chunk. Each is one
  * json_unpack_ex over the record's keys, then the range checks jansson
  * does not do (non-negative, 32-bit), named like jansson names its own
- * errors ("progs: Expected array, got object").
+ * errors ("progs: Expected array"). A record that does not decode reads
+ * as all zero: these are our own records, so a bad one is damage.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -38,7 +39,7 @@ static int check_array(const json_t *v, const char *key, json_error_t *err)
 	return !v || json_is_null(v) || json_is_array(v) ? 0 : fail(err, key, "Expected array");
 }
 
-int sf_snapshot__decode(const json_t *j, struct sf_snapshot *out, json_error_t *err)
+static int decode_sf_snapshot(const json_t *j, struct sf_snapshot *out, json_error_t *err)
 {
 	json_int_t mono = 0;
 	json_t *progs = NULL;
@@ -55,7 +56,7 @@ int sf_snapshot__decode(const json_t *j, struct sf_snapshot *out, json_error_t *
 	return 0;
 }
 
-int sf_snapshot_prog__decode(const json_t *j, struct sf_snapshot_prog *out, json_error_t *err)
+static int decode_sf_snapshot_prog(const json_t *j, struct sf_snapshot_prog *out, json_error_t *err)
 {
 	json_int_t id = 0;
 	json_t *ranges = NULL;
@@ -73,7 +74,7 @@ int sf_snapshot_prog__decode(const json_t *j, struct sf_snapshot_prog *out, json
 	return 0;
 }
 
-int sf_jit_range__decode(const json_t *j, struct sf_jit_range *out, json_error_t *err)
+static int decode_sf_jit_range(const json_t *j, struct sf_jit_range *out, json_error_t *err)
 {
 	json_int_t len = 0;
 	json_t *addr = NULL;
@@ -102,7 +103,7 @@ int sf_jit_range__decode(const json_t *j, struct sf_jit_range *out, json_error_t
 	return 0;
 }
 
-int sf_end__decode(const json_t *j, struct sf_end *out, json_error_t *err)
+static int decode_sf_end(const json_t *j, struct sf_end *out, json_error_t *err)
 {
 	json_int_t mono = 0, real = 0;
 	json_t *stats = NULL;
@@ -120,4 +121,40 @@ int sf_end__decode(const json_t *j, struct sf_end *out, json_error_t *err)
 	out->stop_realtime_ns = (uint64_t)real;
 	out->stats = stats;
 	return 0;
+}
+
+int sf_snapshot__decode(const json_t *j, struct sf_snapshot *out, json_error_t *err)
+{
+	int rc = decode_sf_snapshot(j, out, err);
+
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int sf_snapshot_prog__decode(const json_t *j, struct sf_snapshot_prog *out, json_error_t *err)
+{
+	int rc = decode_sf_snapshot_prog(j, out, err);
+
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int sf_jit_range__decode(const json_t *j, struct sf_jit_range *out, json_error_t *err)
+{
+	int rc = decode_sf_jit_range(j, out, err);
+
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int sf_end__decode(const json_t *j, struct sf_end *out, json_error_t *err)
+{
+	int rc = decode_sf_end(j, out, err);
+
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
 }
