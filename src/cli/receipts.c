@@ -852,145 +852,44 @@ out:
 
 /* ---- gc ---- */
 
-struct gc_ctx {
-	struct pb_store *s;
-	json_t *reachable;
-	long min_age;
-	bool dry_run;
-	time_t now;
-	size_t n_removed, bytes_removed, n_kept;
-	json_t *removed;
-};
-
-static void mark(json_t *reach, const char *hex)
-{
-	if (hex && pb_is_digest_hex(hex))
-		json_object_set_new(reach, hex, json_true());
-}
-
-static void mark_receipt(struct pb_store *s, json_t *reach, const char *rec)
-{
-	json_t *stmt = NULL, *p, *v, *steps;
-	const char *k;
-	size_t i;
-
-	mark(reach, rec);
-	if (store__get_json(s, rec, &stmt))
-		return;
-	p = json_object_get(stmt, "predicate");
-	json_object_foreach(json_object_get(p, "artifacts"), k, v)
-		mark(reach, json_string_value(v));
-	steps = json_object_get(json_object_get(p, "generation"), "transforms");
-	json_array_foreach(steps, i, v)
-		mark(reach, jstr(v, "evidence"));
-	steps = json_object_get(json_object_get(p, "generation"), "assumptions");
-	json_array_foreach(steps, i, v)
-		mark(reach, jstr(v, "evidence"));
-	json_decref(stmt);
-}
-
-static int gc_object(const char *hex, const char *path, void *ctx)
-{
-	struct gc_ctx *g = ctx;
-	struct stat st;
-
-	if (json_object_get(g->reachable, hex))
-		return 0;
-	if (stat(path, &st) || S_ISDIR(st.st_mode) || g->now - st.st_mtime < g->min_age) {
-		g->n_kept++;
-		return 0;
-	}
-	if (!g->dry_run && unlink(path))
-		return 0;
-	g->n_removed++;
-	g->bytes_removed += st.st_size;
-	json_array_append_new(g->removed, json_string(hex));
-	return 0;
-}
-
-static void gc_tmp(struct gc_ctx *g)
-{
-	char path[4096], f[4400];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "%s/tmp", pb_store__dir(g->s));
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
-		if (stat(f, &st) || g->now - st.st_mtime < g->min_age)
-			continue;
-		if (!g->dry_run && unlink(f))
-			continue;
-		g->n_removed++;
-		g->bytes_removed += st.st_size;
-		snprintf(f, sizeof(f), "tmp/%s", de->d_name);
-		json_array_append_new(g->removed, json_string(f));
-	}
-	closedir(d);
-}
-
 static int cmd_gc(int argc, char **argv)
 {
-	struct gc_ctx g = { 0 };
+	struct store_gc_result r;
+	struct store_gc_opts go;
+	struct pb_store *s = NULL;
 	struct ropts o;
-	json_t *entries = NULL, *e;
-	char lock[4096];
-	size_t i;
-	int rc, lock_fd = -1, ret = EXIT_USAGE;
+	int rc, ret = EXIT_OK;
 
-	rc = start_no_args(argc, argv, "gc", &o, &g.s);
+	rc = start_no_args(argc, argv, "gc", &o, &s);
 	if (rc >= 0)
 		return rc;
-	/* writers put objects, then log them under this lock: hold it, and
-	 * spare young objects a writer may not have logged yet (--min-age) */
-	snprintf(lock, sizeof(lock), "%s/%s", o.store, PB_LIFELOG_LOCK);
-	lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock_fd < 0 || flock(lock_fd, LOCK_EX)) {
-		p_err("cannot lock %s: %s", lock, strerror(errno));
+	go.min_age = o.min_age;
+	go.dry_run = o.dry_run;
+	rc = store__gc(s, &go, &r);
+	if (rc && r.failed == STORE_GC_LOCK) {
+		p_err("cannot lock %s/%s: %s", o.store, PB_LIFELOG_LOCK, strerror(-rc));
 		ret = EXIT_FAILURE_RT;
-		goto out;
-	}
-	rc = lifelog__read(g.s, &entries, NULL);
-	if (rc != 0) {
+	} else if (rc && r.failed == STORE_GC_LOG) {
 		p_err("the lifecycle log is %s; gc refuses to decide what is unreachable (run '%s receipts verify')",
-		      rc < 0 ? "unreadable" : "damaged", bin_name);
+		      rc == -EBADMSG ? "damaged" : "unreadable", bin_name);
 		ret = EXIT_FINDINGS;
-		goto out;
-	}
-	g.reachable = json_object();
-	g.removed = json_array();
-	g.min_age = o.min_age;
-	g.dry_run = o.dry_run;
-	g.now = time(NULL);
-	json_array_foreach(entries, i, e)
-		if (jstr(e, "receipt"))
-			mark_receipt(g.s, g.reachable, jstr(e, "receipt"));
-	store__for_each_object(g.s, gc_object, &g);
-	gc_tmp(&g);
-	if (json_output)
+	} else if (rc) {
+		p_err("gc failed: %s", strerror(-rc));
+		ret = EXIT_FAILURE_RT;
+	} else if (json_output) {
 		json_print_and_free(json_pack("{s:b, s:I, s:I, s:I, s:I, s:O}", "dry_run", o.dry_run,
-					      "reachable", (json_int_t)json_object_size(g.reachable),
-					      "removed", (json_int_t)g.n_removed,
-					      "bytes_removed", (json_int_t)g.bytes_removed,
-					      "kept_young", (json_int_t)g.n_kept, "removed_objects", g.removed));
-	else
+					      "reachable", (json_int_t)r.reachable,
+					      "removed", (json_int_t)r.removed,
+					      "bytes_removed", (json_int_t)r.bytes_removed,
+					      "kept_young", (json_int_t)r.kept_young,
+					      "removed_objects", r.removed_objects));
+	} else {
 		printf("gc: %zu reachable, %s %zu (%zu bytes), kept %zu younger than %lds\n",
-		       json_object_size(g.reachable), o.dry_run ? "would remove" : "removed",
-		       g.n_removed, g.bytes_removed, g.n_kept, o.min_age);
-	ret = EXIT_OK;
-out:
-	if (lock_fd >= 0)
-		close(lock_fd);
-	json_decref(entries);
-	json_decref(g.reachable);
-	json_decref(g.removed);
-	pb_store__free(g.s);
+		       r.reachable, o.dry_run ? "would remove" : "removed", r.removed, r.bytes_removed,
+		       r.kept_young, o.min_age);
+	}
+	store_gc_result__clear(&r);
+	pb_store__free(s);
 	return ret;
 }
 

@@ -10,7 +10,8 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "observe/observer_api.h"
-#include "receipts/receipts_int.h"
+#include "common/clock.h"
+#include "receipts/lifelog.h"
 
 static void watch_help(FILE *out)
 {
@@ -53,7 +54,7 @@ int do_watch(int argc, char **argv)
 	struct pb_store *s = NULL;
 	uint64_t duration_ns = 0;
 	uint64_t end = 0;
-	json_t *stats;
+	struct lifelog_observer_stats st;
 	int opt, err, ret = EXIT_FAILURE_RT;
 
 	if (!store || !*store)
@@ -99,30 +100,24 @@ int do_watch(int argc, char **argv)
 	err = pb_observer__finish(o);
 	if (err)
 		p_warn("could not log the observer's stop entry: %s", strerror(-err));
-	stats = pb_observer__stats(o);
+	pb_observer__stats(o, &st);
 	if (json_output) {
-		json_print_and_free(json_pack("{s:s, s:o}", "store", store, "stats", stats));
+		json_print_and_free(json_pack("{s:s, s:o}", "store", store, "stats",
+					      lifelog_observer_stats__encode(&st)));
 	} else {
-		json_t *m = json_object_get(stats, "missed");
-
-		printf("watch: %lld bpf() calls, %lld loads seen, %lld captured (%lld via fd, %lld by id), "
-		       "%lld link creates, %lld link updates, %lld unloads\n",
-		       json_integer_value(json_object_get(stats, "bpf_syscalls")),
-		       json_integer_value(json_object_get(stats, "loads_seen")),
-		       json_integer_value(json_object_get(stats, "captured")),
-		       json_integer_value(json_object_get(stats, "captured_by_fd")),
-		       json_integer_value(json_object_get(stats, "captured_by_id")),
-		       json_integer_value(json_object_get(stats, "link_creates")),
-		       json_integer_value(json_object_get(stats, "link_updates")),
-		       json_integer_value(json_object_get(stats, "unloads")));
-		printf("missed: %lld gone before capture, %lld perf records lost, %lld ring buffer drops, "
-		       "%lld syscalls not followed, %lld links unresolved\n",
-		       json_integer_value(json_object_get(m, "gone_before_capture")),
-		       json_integer_value(json_object_get(m, "perf_records_lost")),
-		       json_integer_value(json_object_get(m, "ringbuf_dropped")),
-		       json_integer_value(json_object_get(m, "syscalls_not_followed")),
-		       json_integer_value(json_object_get(m, "links_unresolved")));
-		json_decref(stats);
+		printf("watch: %llu bpf() calls, %llu loads seen, %llu captured (%llu via fd, %llu by id), "
+		       "%llu link creates, %llu link updates, %llu unloads\n",
+		       (unsigned long long)st.bpf_syscalls, (unsigned long long)st.loads_seen,
+		       (unsigned long long)st.captured, (unsigned long long)st.captured_by_fd,
+		       (unsigned long long)st.captured_by_id, (unsigned long long)st.link_creates,
+		       (unsigned long long)st.link_updates, (unsigned long long)st.unloads);
+		printf("missed: %llu gone before capture, %llu perf records lost, %llu ring buffer drops, "
+		       "%llu syscalls not followed, %llu links unresolved\n",
+		       (unsigned long long)st.missed.gone_before_capture,
+		       (unsigned long long)st.missed.perf_records_lost,
+		       (unsigned long long)st.missed.ringbuf_dropped,
+		       (unsigned long long)st.missed.syscalls_not_followed,
+		       (unsigned long long)st.missed.links_unresolved);
 	}
 	ret = EXIT_OK;
 out:

@@ -27,7 +27,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "common/log.h"
-#include "receipts/receipts_int.h"
+#include "receipts/lifelog.h"
+#include "receipts/receipt.h"
 #include "observe/observer.h"
 #include "observe/observer_api.h"
 #include "observe/perf_ring.h"
@@ -38,24 +39,18 @@
 #define PERF_RECORD_BPF_EVENT 18
 #endif
 
-struct obs_stats {
-	uint64_t syscalls, loads_seen, captured, captured_by_fd, captured_by_id;
-	uint64_t gone_before_capture, load_errors, link_creates, link_updates;
-	uint64_t link_unresolved, unloads, ksymbols, perf_lost, getfd_failed;
-	uint64_t log_errors, kernel_resolved;
-};
-
 struct pb_observer {
 	struct pb_store *s;
 	struct observer_bpf *skel;
 	struct ring_buffer *rb;
 	struct perf_ring *perf;
 	int epfd;
-	json_t *progs;		/* "prog id" -> {generation_id, receipt} */
+	json_t *progs;		/* "prog id" -> generation id (null: not captured) */
 	json_t *links;		/* "link id" -> prog id */
 	json_t *own;		/* "prog id" of the observer's own programs */
 	json_t *unreg;		/* BPF ksymbol unregisters since the last unload */
-	struct obs_stats st;
+	/* counters; the ring buffer's are read from the BPF side */
+	struct lifelog_observer_stats st;
 };
 
 static int pidfd_getfd_of(uint32_t pid, int fd)
@@ -88,7 +83,7 @@ static void key_of(uint32_t id, char *k)
 static void append(struct pb_observer *o, uint32_t kind, json_t *e)
 {
 	if (lifelog__append(o->s, kind, e, NULL))
-		o->st.log_errors++;
+		o->st.missed.log_write_errors++;
 	json_decref(e);
 }
 
@@ -103,12 +98,12 @@ static void capture(struct pb_observer *o, int fd, uint32_t id, const char *via,
 	key_of(id, k);
 	err = receipt__capture_unknown(o->s, fd, "observer", gen, rec, &entry);
 	if (err) {
-		o->st.gone_before_capture++;
-		append(o, LIFE_LOADED, json_pack("{s:I, s:s, s:s, s:O, s:I, s:s}", "prog_id", (json_int_t)id,
-						 "capture", "failed", "error", strerror(-err),
-						 "loader", loader ?: json_null(), "seen_mono_ns", (json_int_t)seen_ns,
-						 "source", "observer"));
-		json_object_set_new(o->progs, k, json_pack("{s:n}", "generation_id"));
+		o->st.missed.gone_before_capture++;
+		append(o, LIFE_LOADED, json_pack("{s:I, s:s, s:s, s:O, s:I, s:s}", LK_PROG_ID, (json_int_t)id,
+						 LK_CAPTURE, "failed", LK_ERROR, strerror(-err),
+						 LK_LOADER, loader ?: json_null(), LK_SEEN_MONO_NS, (json_int_t)seen_ns,
+						 LK_SOURCE, "observer"));
+		json_object_set_new(o->progs, k, json_null());
 		return;
 	}
 	o->st.captured++;
@@ -116,10 +111,10 @@ static void capture(struct pb_observer *o, int fd, uint32_t id, const char *via,
 		o->st.captured_by_fd++;
 	else
 		o->st.captured_by_id++;
-	json_object_set_new(entry, "captured_via", json_string(via));
-	json_object_set(entry, "loader", loader ?: json_null());
-	json_object_set_new(entry, "seen_mono_ns", json_integer((json_int_t)seen_ns));
-	json_object_set_new(o->progs, k, json_pack("{s:s, s:s}", "generation_id", gen, "receipt", rec));
+	json_object_set_new(entry, LK_CAPTURED_VIA, json_string(via));
+	json_object_set(entry, LK_LOADER, loader ?: json_null());
+	json_object_set_new(entry, LK_SEEN_MONO_NS, json_integer((json_int_t)seen_ns));
+	json_object_set_new(o->progs, k, json_string(gen));
 	append(o, LIFE_LOADED, entry);
 }
 
@@ -141,12 +136,12 @@ static void capture_by_id(struct pb_observer *o, uint32_t id, uint64_t t)
 	o->st.loads_seen++;
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0) {
-		o->st.gone_before_capture++;
+		o->st.missed.gone_before_capture++;
 		key_of(id, k);
-		json_object_set_new(o->progs, k, json_pack("{s:n}", "generation_id"));
-		append(o, LIFE_LOADED, json_pack("{s:I, s:s, s:s, s:I, s:s}", "prog_id", (json_int_t)id,
-						 "capture", "gone", "error", strerror(errno),
-						 "seen_mono_ns", (json_int_t)t, "source", "observer"));
+		json_object_set_new(o->progs, k, json_null());
+		append(o, LIFE_LOADED, json_pack("{s:I, s:s, s:s, s:I, s:s}", LK_PROG_ID, (json_int_t)id,
+						 LK_CAPTURE, "gone", LK_ERROR, strerror(errno),
+						 LK_SEEN_MONO_NS, (json_int_t)t, LK_SOURCE, "observer"));
 		return;
 	}
 	capture(o, fd, id, "perf-bpf-event", NULL, t);
@@ -159,8 +154,8 @@ static json_t *gen_of(struct pb_observer *o, uint32_t id)
 	json_t *g;
 
 	key_of(id, k);
-	g = json_object_get(json_object_get(o->progs, k), "generation_id");
-	return g ? json_incref(g) : json_null();
+	g = json_object_get(o->progs, k);
+	return json_is_string(g) ? json_incref(g) : json_null();
 }
 
 static json_t *loader_of(const struct obs_bpf_syscall *e)
@@ -169,8 +164,8 @@ static json_t *loader_of(const struct obs_bpf_syscall *e)
 
 	memcpy(comm, e->comm, 16);
 	comm[16] = 0;
-	return json_pack("{s:I, s:I, s:s}", "pid", (json_int_t)e->pid, "tid", (json_int_t)e->tid,
-			 "comm", comm);
+	return json_pack("{s:I, s:I, s:s}", LDRK_PID, (json_int_t)e->pid, LDRK_TID, (json_int_t)e->tid,
+			 LDRK_COMM, comm);
 }
 
 static void on_prog_load(struct pb_observer *o, const struct obs_bpf_syscall *e)
@@ -180,7 +175,7 @@ static void on_prog_load(struct pb_observer *o, const struct obs_bpf_syscall *e)
 	int fd;
 
 	if (e->ret < 0) {
-		o->st.load_errors++;
+		o->st.failed_loads++;
 		return;
 	}
 	/* the loader's own fd first: it holds the program alive; if it is
@@ -194,7 +189,7 @@ static void on_prog_load(struct pb_observer *o, const struct obs_bpf_syscall *e)
 		}
 	}
 	if (fd < 0) {
-		o->st.getfd_failed++;
+		o->st.missed.fd_not_duplicated++;
 		id = e->prog_id;
 		if (!id || known(o, id))
 			return;		/* the perf record path may still capture it */
@@ -208,8 +203,8 @@ static void on_prog_load(struct pb_observer *o, const struct obs_bpf_syscall *e)
 	if (id && !known(o, id)) {
 		o->st.loads_seen++;
 		loader = loader_of(e);
-		json_object_set_new(loader, "syscall_enter_mono_ns", json_integer((json_int_t)e->enter_ns));
-		json_object_set_new(loader, "syscall_exit_mono_ns", json_integer((json_int_t)e->exit_ns));
+		json_object_set_new(loader, LDRK_SYSCALL_ENTER_MONO_NS, json_integer((json_int_t)e->enter_ns));
+		json_object_set_new(loader, LDRK_SYSCALL_EXIT_MONO_NS, json_integer((json_int_t)e->exit_ns));
 		capture(o, fd, id, "syscall-fd", loader, e->exit_ns);
 		json_decref(loader);
 	}
@@ -222,7 +217,7 @@ static void on_link(struct pb_observer *o, const struct obs_bpf_syscall *e)
 	struct bpf_link_info info;
 	__u32 len = sizeof(info);
 	uint32_t new_id = e->prog_id, old_id = 0, link_id = e->link_id, link_type = e->link_type;
-	json_t *entry, *prev;
+	json_t *entry, *prev, *new_gen;
 	int64_t ifindex = -1;
 	char k[16];
 	int lfd, pfd;
@@ -247,7 +242,7 @@ static void on_link(struct pb_observer *o, const struct obs_bpf_syscall *e)
 		close(lfd);
 	}
 	if (!link_id) {
-		o->st.link_unresolved++;
+		o->st.missed.links_unresolved++;
 		return;
 	}
 	if (!new_id)
@@ -273,21 +268,23 @@ static void on_link(struct pb_observer *o, const struct obs_bpf_syscall *e)
 		o->st.link_creates++;
 	else
 		o->st.link_updates++;
-	entry = json_pack("{s:s, s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:I, s:I}",
-			  "op", create ? "create" : "update",
-			  "link_id", (json_int_t)link_id, "link_type", (json_int_t)link_type,
-			  "old_prog_id", old_id ? json_integer(old_id) : json_null(),
-			  "new_prog_id", (json_int_t)new_id,
-			  "old_generation_id", old_id ? gen_of(o, old_id) : json_null(),
-			  "new_generation_id", gen_of(o, new_id),
-			  "caller", loader_of(e),
-			  "syscall_enter_mono_ns", (json_int_t)e->enter_ns,
-			  "syscall_exit_mono_ns", (json_int_t)e->exit_ns);
+	new_gen = gen_of(o, new_id);
+	entry = json_pack("{s:s, s:I, s:I, s:o, s:I, s:o, s:O, s:o, s:I, s:I}",
+			  LK_OP, create ? "create" : "update",
+			  LK_LINK_ID, (json_int_t)link_id, LK_LINK_TYPE, (json_int_t)link_type,
+			  LK_OLD_PROG_ID, old_id ? json_integer(old_id) : json_null(),
+			  LK_NEW_PROG_ID, (json_int_t)new_id,
+			  LK_OLD_GENERATION_ID, old_id ? gen_of(o, old_id) : json_null(),
+			  LK_NEW_GENERATION_ID, new_gen,
+			  LK_CALLER, loader_of(e),
+			  LK_SYSCALL_ENTER_MONO_NS, (json_int_t)e->enter_ns,
+			  LK_SYSCALL_EXIT_MONO_NS, (json_int_t)e->exit_ns);
 	if (ifindex >= 0)
-		json_object_set_new(entry, "ifindex", json_integer(ifindex));
+		json_object_set_new(entry, LK_IFINDEX, json_integer(ifindex));
 	/* filed under the installed generation, so `receipts log -g` finds it */
-	if (json_is_string(json_object_get(entry, "new_generation_id")))
-		json_object_set(entry, "generation_id", json_object_get(entry, "new_generation_id"));
+	if (json_is_string(new_gen))
+		json_object_set(entry, LK_GENERATION_ID, new_gen);
+	json_decref(new_gen);
 	json_object_set_new(o->links, k, json_integer(new_id));
 	append(o, LIFE_LINK_UPDATED, entry);
 }
@@ -299,9 +296,9 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e) || e->type != OBS_EV_BPF_SYSCALL || e->version != OBS_EV_VERSION)
 		return 0;
-	o->st.syscalls++;
+	o->st.bpf_syscalls++;
 	if (e->prog_id || e->link_id)
-		o->st.kernel_resolved++;
+		o->st.ids_resolved_in_kernel++;
 	switch (e->cmd) {
 	case OBS_CMD_PROG_LOAD: on_prog_load(o, e); break;
 	case OBS_CMD_LINK_CREATE:
@@ -320,9 +317,9 @@ static void on_unload(struct pb_observer *o, uint32_t id, uint64_t t)
 	o->st.unloads++;
 	/* the kernel unregisters a program's JIT symbols just before its
 	 * PROG_UNLOAD record: they close its address intervals */
-	append(o, LIFE_UNLOADED, json_pack("{s:I, s:o, s:I, s:s, s:O}", "prog_id", (json_int_t)id,
-					   "generation_id", gen_of(o, id), "perf_mono_ns", (json_int_t)t,
-					   "source", "observer", "ksymbols_unregistered", o->unreg));
+	append(o, LIFE_UNLOADED, json_pack("{s:I, s:o, s:I, s:s, s:O}", LK_PROG_ID, (json_int_t)id,
+					   LK_GENERATION_ID, gen_of(o, id), LK_PERF_MONO_NS, (json_int_t)t,
+					   LK_SOURCE, "observer", LK_KSYMBOLS_UNREGISTERED, o->unreg));
 	json_array_clear(o->unreg);
 	/* the id -> generation mapping stays: a link-update record naming
 	 * this program may still be on its way through the other source
@@ -345,7 +342,7 @@ static void on_perf_record(struct pb_observer *o, const struct perf_event_header
 		uint64_t lost;
 
 		memcpy(&lost, p + 8, 8);
-		o->st.perf_lost += lost;
+		o->st.missed.perf_records_lost += lost;
 		break;
 	}
 	case PERF_RECORD_KSYMBOL: {
@@ -355,7 +352,7 @@ static void on_perf_record(struct pb_observer *o, const struct perf_event_header
 		char a[24], name[128];
 		size_t max = h->size - sizeof(*h) - 16;
 
-		o->st.ksymbols++;
+		o->st.ksymbol_records++;
 		memcpy(&addr, p, 8);
 		memcpy(&len, p + 8, 4);
 		memcpy(&ktype, p + 12, 2);
@@ -366,9 +363,9 @@ static void on_perf_record(struct pb_observer *o, const struct perf_event_header
 			 (const char *)p + 16);
 		snprintf(a, sizeof(a), "0x%llx", (unsigned long long)addr);
 		if (json_array_size(o->unreg) < 256)
-			json_array_append_new(o->unreg, json_pack("{s:s, s:I, s:s, s:I}", "addr", a, "len",
-								  (json_int_t)len, "name", name,
-								  "mono_ns", (json_int_t)t));
+			json_array_append_new(o->unreg, json_pack("{s:s, s:I, s:s, s:I}", KSK_ADDR, a, KSK_LEN,
+								  (json_int_t)len, KSK_NAME, name,
+								  KSK_MONO_NS, (json_int_t)t));
 		break;
 	}
 	case PERF_RECORD_BPF_EVENT: {
@@ -482,7 +479,7 @@ int pb_observer__new(const struct pb_observer_opts *opts, struct pb_observer **o
 	err = observer_bpf__attach(o->skel);
 	if (err)
 		goto fail;
-	append(o, LIFE_OBSERVER, json_pack("{s:s, s:i}", "event", "start", "cpus", perf_ring__ncpu(o->perf)));
+	append(o, LIFE_OBSERVER, json_pack("{s:s, s:i}", LK_EVENT, "start", LK_CPUS, perf_ring__ncpu(o->perf)));
 	*out = o;
 	return 0;
 fail:
@@ -504,39 +501,26 @@ int pb_observer__poll(struct pb_observer *o, int timeout_ms)
 	return perf_ring__drain(o->perf, on_perf_ring, o);
 }
 
-json_t *pb_observer__stats(const struct pb_observer *o)
+void pb_observer__stats(const struct pb_observer *o, struct lifelog_observer_stats *st)
 {
-	const struct obs_stats *s = &o->st;
-
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
-			 "bpf_syscalls", (json_int_t)s->syscalls,
-			 "ids_resolved_in_kernel", (json_int_t)s->kernel_resolved,
-			 "loads_seen", (json_int_t)s->loads_seen,
-			 "captured", (json_int_t)s->captured,
-			 "captured_by_fd", (json_int_t)s->captured_by_fd,
-			 "captured_by_id", (json_int_t)s->captured_by_id,
-			 "link_creates", (json_int_t)s->link_creates,
-			 "link_updates", (json_int_t)s->link_updates,
-			 "unloads", (json_int_t)s->unloads,
-			 "ksymbol_records", (json_int_t)s->ksymbols,
-			 "failed_loads", (json_int_t)s->load_errors,
-			 "missed",
-			 "gone_before_capture", (json_int_t)s->gone_before_capture,
-			 "perf_records_lost", (json_int_t)s->perf_lost,
-			 "ringbuf_dropped", (json_int_t)(o->skel && o->skel->bss ? o->skel->bss->obs_dropped : 0),
-			 "syscalls_not_followed", (json_int_t)(o->skel && o->skel->bss ? o->skel->bss->obs_pending_full : 0),
-			 "fd_not_duplicated", (json_int_t)s->getfd_failed,
-			 "links_unresolved", (json_int_t)s->link_unresolved,
-			 "log_write_errors", (json_int_t)s->log_errors);
+	*st = o->st;
+	if (o->skel && o->skel->bss) {
+		st->missed.ringbuf_dropped = o->skel->bss->obs_dropped;
+		st->missed.syscalls_not_followed = o->skel->bss->obs_pending_full;
+	}
 }
 
 int pb_observer__finish(struct pb_observer *o)
 {
+	struct lifelog_observer_stats st;
 	json_t *e;
 	int err;
 
 	pb_observer__poll(o, 0);
-	e = json_pack("{s:s, s:o}", "event", "stop", "stats", pb_observer__stats(o));
+	pb_observer__stats(o, &st);
+	e = json_pack("{s:s, s:o}", LK_EVENT, "stop", LK_STATS, lifelog_observer_stats__encode(&st));
+	if (!e)
+		return -ENOMEM;
 	err = lifelog__append(o->s, LIFE_OBSERVER, e, NULL);
 	json_decref(e);
 	return err;

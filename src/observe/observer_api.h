@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <jansson.h>
+#include "receipts/lifelog.h"
 
 struct pb_store;
 struct pb_observer;
@@ -25,8 +25,9 @@ int pb_observer__new(const struct pb_observer_opts *opts, struct pb_observer **o
 int pb_observer__poll(struct pb_observer *o, int timeout_ms);
 /* Handle what is pending, write the 'observer' stop entry with counters. */
 int pb_observer__finish(struct pb_observer *o);
-/* Counters: loads seen/captured, link updates, unloads, and every miss. */
-json_t *pb_observer__stats(const struct pb_observer *o);
+/* Counters: loads seen/captured, link updates, unloads, and every miss
+ * (the same ones the 'observer' stop entry records). */
+void pb_observer__stats(const struct pb_observer *o, struct lifelog_observer_stats *st);
 void pb_observer__free(struct pb_observer *o);
 
 #endif

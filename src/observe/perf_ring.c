@@ -1,4 +1,19 @@
-/* perf_ring.c: per-CPU perf_event rings (see perf_ring.h). */
+/* perf_ring.c: per-CPU perf_event rings (see perf_ring.h).
+ *
+ * Why not libbpf's perf_buffer__new_raw(): it is built to drain the
+ * buffers of bpf_perf_event_output(), so it needs map_fd to be a
+ * BPF_MAP_TYPE_PERF_EVENT_ARRAY (it queries the fd with
+ * bpf_map_get_info_by_fd and refuses any other map type; fd -1 fails
+ * there) and stores every CPU's perf fd into that map with
+ * bpf_map_update_elem, failing the whole open if it cannot. Our rings
+ * carry records the kernel writes itself (side-band ksymbol/bpf_event
+ * records of the observer's dummy event, the sampler's cpu-clock
+ * samples): no BPF program writes them, so using it would mean creating
+ * an otherwise unused perf event array map per ring just to pass that
+ * check. It also issues PERF_EVENT_IOC_ENABLE on each event as it opens
+ * it, while the sampler opens its events disabled and enables them
+ * together once every CPU is open (perf_ring__enable).
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

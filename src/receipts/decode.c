@@ -31,15 +31,18 @@ enum field_type {
 	F_ADDR,		/* uint64_t from "0x..." or a non-negative integer */
 };
 
+enum presence {
+	OPT,		/* may be absent; null reads as absent */
+	REQ,		/* must be there, not null */
+	REQ_NULL,	/* must be there, may be null (reads as absent) */
+};
+
 struct field {
 	const char *key;
 	enum field_type type;
-	bool required;
+	enum presence presence;
 	size_t off;
 };
-
-#define REQ true
-#define OPT false
 #define FLD(st, key, type, req, member) { key, type, req, offsetof(st, member) }
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -155,12 +158,12 @@ static void decode_fields(struct decoder *d, const json_t *obj, const char *path
 	for (i = 0; i < n; i++) {
 		json_t *v = NULL;
 
-		if (json_unpack_ex((json_t *)obj, &e, 0, fs[i].required ? "{s:o}" : "{s?:o}", fs[i].key,
-				   &v)) {
+		if (json_unpack_ex((json_t *)obj, &e, 0, fs[i].presence == OPT ? "{s?:o}" : "{s:o}",
+				   fs[i].key, &v)) {
 			fail(d, path, NULL, &e, e.text);	/* names the missing key */
 			continue;
 		}
-		if (!v || (json_is_null(v) && !fs[i].required))
+		if (!v || (json_is_null(v) && fs[i].presence != REQ))
 			continue;	/* absent: stays zero */
 		decode_value(d, path, &fs[i], v, out);
 	}
@@ -446,7 +449,7 @@ int lifelog_entry__decode(const json_t *j, struct lifelog_entry *out, json_error
 static const struct field step_fields[] = {
 	FLD(struct receipt_step, STEPK_ID, F_STR, REQ, id),
 	FLD(struct receipt_step, STEPK_DESCRIPTION, F_STR, OPT, description),
-	FLD(struct receipt_step, STEPK_EVIDENCE, F_STR, OPT, evidence),
+	FLD(struct receipt_step, STEPK_EVIDENCE, F_STR, REQ_NULL, evidence),
 };
 
 int receipt_step__decode(const json_t *j, struct receipt_step *out, json_error_t *err)

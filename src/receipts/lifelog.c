@@ -68,20 +68,19 @@ static void problem(const struct lifelog_problem_cb *cb, const char *where, cons
 	cb->fn(cb->ctx, where, what);
 }
 
-/* Reads the log; last_hash and next_seq describe its end. */
-static int read_log(struct pb_store *s, json_t *entries, const struct lifelog_problem_cb *cb,
-		    char last_hash[PB_DIGEST_HEX_LEN], long long *next_seq)
+/* Open the log and check its file header: 0 with *out set (NULL: no log
+ * yet, an empty log), 1 when the header is a problem (reported), or
+ * -errno. */
+static int open_log(struct pb_store *s, const struct lifelog_problem_cb *cb,
+		    struct frame_reader **out)
 {
-	char path[4096], where[96], hash[PB_DIGEST_HEX_LEN];
+	char path[4096];
 	struct frame_reader *r;
-	const void *hdr, *buf;
-	size_t hdr_len, len;
-	uint32_t ver, type;
-	long long seq = 0;
-	int n_problems = 0, rc;
+	const void *hdr;
+	size_t hdr_len, i;
+	uint32_t ver;
 
-	strcpy(last_hash, ZERO_HASH);
-	*next_seq = 0;
+	*out = NULL;
 	snprintf(path, sizeof(path), "%s/%s", s->dir, PB_LIFELOG_NAME);
 	if (access(path, F_OK))
 		return 0;
@@ -99,7 +98,7 @@ static int read_log(struct pb_store *s, json_t *entries, const struct lifelog_pr
 	}
 	/* version 1 has no header payload; framing.h: a longer header is
 	 * accepted only when the bytes we do not know are zero */
-	for (size_t i = 0; i < hdr_len; i++) {
+	for (i = 0; i < hdr_len; i++) {
 		if (((const uint8_t *)hdr)[i]) {
 			problem(cb, PB_LIFELOG_NAME, "bad file header: unknown header byte %zu is not zero",
 				16 + i);
@@ -107,11 +106,59 @@ static int read_log(struct pb_store *s, json_t *entries, const struct lifelog_pr
 			return 1;
 		}
 	}
+	*out = r;
+	return 0;
+}
+
+/* Check entry #seq (chunk type `type`) against the chain so far: its
+ * prev, seq and kind. Returns the number of problems. */
+static int check_entry(const struct lifelog_problem_cb *cb, const char *where, const json_t *e,
+		       uint32_t type, long long seq, const char *last_hash)
+{
+	struct lifelog_entry le;
+	int n = 0;
+
+	/* a field of the wrong type reads as absent: the checks below name it */
+	lifelog_entry__decode(e, &le, NULL);
+	if (!le.prev || strcmp(le.prev, last_hash)) {
+		problem(cb, where, "hash chain broken: prev is %.16s..., previous entry hashes to %.16s... (an earlier entry was altered, removed or reordered)",
+			le.prev ? le.prev : "(none)", last_hash);
+		n++;
+	}
+	if (le.seq != seq) {
+		problem(cb, where, "sequence number is %lld, expected %lld", (long long)le.seq, seq);
+		n++;
+	}
+	if (!le.kind_name || !lifelog__kind_name(type) || strcmp(le.kind_name, lifelog__kind_name(type))) {
+		problem(cb, where, "kind '%s' does not match chunk type %u",
+			le.kind_name ? le.kind_name : "(none)", type);
+		n++;
+	}
+	return n;
+}
+
+/* Reads the log; last_hash and next_seq describe its end. Returns the
+ * number of problems or -errno. */
+static int read_log(struct pb_store *s, json_t *entries, const struct lifelog_problem_cb *cb,
+		    char last_hash[PB_DIGEST_HEX_LEN], long long *next_seq)
+{
+	char where[96], hash[PB_DIGEST_HEX_LEN];
+	struct frame_reader *r;
+	const void *buf;
+	size_t len;
+	uint32_t type;
+	long long seq = 0;
+	int n_problems = 0, rc;
+
+	strcpy(last_hash, ZERO_HASH);
+	*next_seq = 0;
+	rc = open_log(s, cb, &r);
+	if (rc || !r)
+		return rc;
 	for (;;) {
 		off_t off = frame_reader__offset(r);
 		json_error_t jerr;
 		json_t *e;
-		const char *prev, *kname;
 
 		rc = frame_reader__next(r, &type, &buf, &len);
 		if (rc == 0)
@@ -123,41 +170,19 @@ static int read_log(struct pb_store *s, json_t *entries, const struct lifelog_pr
 			n_problems++;
 			break;
 		}
-		if (rc < 0) {
-			frame_reader__free(r);
-			return rc;
-		}
-		pb_sha256_hex(buf, len, hash);
+		if (rc < 0 || (rc = pb_sha256_hex(buf, len, hash)))
+			goto fail;
 		e = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!e || !json_is_object(e)) {
 			problem(cb, where, "payload is not a JSON object");
 			n_problems++;
-			json_decref(e);
-			strcpy(last_hash, hash);
-			seq++;
-			continue;
+		} else {
+			n_problems += check_entry(cb, where, e, type, seq, last_hash);
+			json_object_set_new(e, LK_HASH, json_string(hash));
+			json_object_set_new(e, LK_OFFSET, json_integer(off));
+			if (entries)
+				json_array_append(entries, e);
 		}
-		prev = json_string_value(json_object_get(e, "prev"));
-		kname = json_string_value(json_object_get(e, "kind"));
-		if (!prev || strcmp(prev, last_hash)) {
-			problem(cb, where, "hash chain broken: prev is %.16s..., previous entry hashes to %.16s... (an earlier entry was altered, removed or reordered)",
-				prev ? prev : "(none)", last_hash);
-			n_problems++;
-		}
-		if (json_integer_value(json_object_get(e, "seq")) != seq) {
-			problem(cb, where, "sequence number is %lld, expected %lld",
-				json_integer_value(json_object_get(e, "seq")), seq);
-			n_problems++;
-		}
-		if (!kname || !lifelog__kind_name(type) || strcmp(kname, lifelog__kind_name(type))) {
-			problem(cb, where, "kind '%s' does not match chunk type %u", kname ? kname : "(none)",
-				type);
-			n_problems++;
-		}
-		json_object_set_new(e, "_hash", json_string(hash));
-		json_object_set_new(e, "_offset", json_integer(off));
-		if (entries)
-			json_array_append(entries, e);
 		json_decref(e);
 		strcpy(last_hash, hash);
 		seq++;
@@ -165,6 +190,9 @@ static int read_log(struct pb_store *s, json_t *entries, const struct lifelog_pr
 	frame_reader__free(r);
 	*next_seq = seq;
 	return n_problems;
+fail:
+	frame_reader__free(r);
+	return rc;
 }
 
 int lifelog__read(struct pb_store *s, json_t **entries, const struct lifelog_problem_cb *cb)
@@ -261,16 +289,20 @@ int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_
 		s->log_ino = st.st_ino;
 		s->log_end = frame_writer__bytes(s->log_w);
 	}
-	json_object_set_new(entry, "kind", json_string(lifelog__kind_name(kind)));
-	json_object_set_new(entry, "seq", json_integer(s->log_seq));
-	json_object_set_new(entry, "prev", json_string(s->log_last));
-	if (!json_object_get(entry, "mono_ns"))
-		json_object_set_new(entry, "mono_ns", json_integer((json_int_t)pb_mono_ns()));
-	if (!json_object_get(entry, "realtime_ns"))
-		json_object_set_new(entry, "realtime_ns", json_integer((json_int_t)pb_realtime_ns()));
-	if (!json_object_get(entry, "pid"))
-		json_object_set_new(entry, "pid", json_integer(getpid()));
+	json_object_set_new(entry, LK_KIND, json_string(lifelog__kind_name(kind)));
+	json_object_set_new(entry, LK_SEQ, json_integer(s->log_seq));
+	json_object_set_new(entry, LK_PREV, json_string(s->log_last));
+	/* the writer's own times and pid, unless it gave them */
+	if (!json_object_get(entry, LK_MONO_NS))
+		json_object_set_new(entry, LK_MONO_NS, json_integer((json_int_t)pb_mono_ns()));
+	if (!json_object_get(entry, LK_REALTIME_NS))
+		json_object_set_new(entry, LK_REALTIME_NS, json_integer((json_int_t)pb_realtime_ns()));
+	if (!json_object_get(entry, LK_PID))
+		json_object_set_new(entry, LK_PID, json_integer(getpid()));
 	err = canon__encode(entry, &txt, &len);
+	if (err)
+		goto out;
+	err = pb_sha256_hex(txt, len, hash);
 	if (err)
 		goto out;
 	err = frame_writer__append(s->log_w, kind, txt, len);
@@ -278,7 +310,6 @@ int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_
 		lifelog__close(s);	/* unknown state: re-check next time */
 		goto out;
 	}
-	pb_sha256_hex(txt, len, hash);
 	strcpy(s->log_last, hash);
 	s->log_seq++;
 	s->log_end = frame_writer__bytes(s->log_w);

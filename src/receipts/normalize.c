@@ -91,7 +91,6 @@ static void mask_func(csh cs, uint8_t *img, size_t len, int *masked)
 		return;
 	while (left) {
 		const uint8_t *at = code;
-		uint64_t at_addr = addr;
 		cs_x86 *x;
 		int k;
 
@@ -124,7 +123,6 @@ static void mask_func(csh cs, uint8_t *img, size_t len, int *masked)
 				(*masked)++;
 			}
 		}
-		(void)at_addr;
 	}
 	cs_free(insn, 1);
 }

@@ -19,7 +19,8 @@
  * decode is filled; strings and json_t pointers are borrowed from j and
  * valid while j is; JSON null reads as absent. */
 
-/* generation.transforms[] / .assumptions[] */
+/* generation.transforms[] / .assumptions[]: id required, evidence
+ * present (null when there is none) */
 struct receipt_step {
 	const char *id;
 	const char *description;

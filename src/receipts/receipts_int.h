@@ -48,9 +48,11 @@ struct pb_store {
 
 /* ---- the size-tagged opts of include/probity/receipts.h ----
  * The one check, libbpf's OPTS_VALID: NULL opts are valid; otherwise sz
- * covers at least sz itself, and bytes past the last field this build
- * knows (a caller built against a newer header) are zero. Fields are
- * read only when sz covers them. */
+ * covers at least sz itself, and bytes past the struct this build knows
+ * (a caller built against a newer header) are zero. Tail padding inside
+ * the struct is not checked: callers initialize opts with designated
+ * initializers, which do not zero padding. Fields are read only when sz
+ * covers them. */
 #define pb_offsetofend(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
 
 static inline bool pb_opts_valid(const void *opts, size_t sz, size_t known)
@@ -68,8 +70,7 @@ static inline bool pb_opts_valid(const void *opts, size_t sz, size_t known)
 	return true;
 }
 
-#define PB_OPTS_VALID(o, type) \
-	pb_opts_valid((o), (o) ? (o)->sz : 0, pb_offsetofend(struct type, type##__last_field))
+#define PB_OPTS_VALID(o, type) pb_opts_valid((o), (o) ? (o)->sz : 0, sizeof(struct type))
 #define PB_OPTS_GET(o, type, f, def) \
 	((o) && (o)->sz >= pb_offsetofend(struct type, f) ? (o)->f : (def))
 

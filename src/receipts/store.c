@@ -390,3 +390,25 @@ int store__for_each_object(struct pb_store *s, int (*fn)(const char *hex, const 
 	closedir(d);
 	return err;
 }
+
+int store__for_each_tmp(struct pb_store *s, int (*fn)(const char *name, const char *path, void *ctx),
+			void *ctx)
+{
+	char path[4096], f[4400];
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/tmp", s->dir);
+	d = opendir(path);
+	if (!d)
+		return 0;	/* no tmp/: nothing was interrupted */
+	while (!err && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+		err = fn(de->d_name, f, ctx);
+	}
+	closedir(d);
+	return err;
+}

@@ -28,6 +28,35 @@ int store__get_json(struct pb_store *s, const char *hex, json_t **out);
 /* Call fn for each object file (hex name) in the store. */
 int store__for_each_object(struct pb_store *s, int (*fn)(const char *hex, const char *path, void *ctx),
 			   void *ctx);
+/* Call fn for each leftover of an interrupted write in DIR/tmp/ (name
+ * without "tmp/"). A store without tmp/ has none. */
+int store__for_each_tmp(struct pb_store *s, int (*fn)(const char *name, const char *path, void *ctx),
+			void *ctx);
+/* gc.c: remove objects no lifecycle entry reaches, and interrupted
+ * writes in tmp/, when older than min_age seconds. Holds the log's lock
+ * meanwhile; refuses (-EBADMSG, failed = STORE_GC_LOG) on a damaged log.
+ * -errno with failed = STORE_GC_LOCK when the lock cannot be taken. */
+struct store_gc_opts {
+	long min_age;		/* seconds */
+	bool dry_run;		/* report, remove nothing */
+};
+
+enum store_gc_failure {
+	STORE_GC_OK,
+	STORE_GC_LOCK,		/* DIR/lifecycle.lock could not be locked */
+	STORE_GC_LOG,		/* the log is unreadable or damaged */
+};
+
+struct store_gc_result {
+	size_t reachable;		/* objects the log reaches */
+	size_t removed, bytes_removed;	/* (or would remove, dry run) */
+	size_t kept_young;		/* unreachable, younger than min_age */
+	json_t *removed_objects;	/* array: hex names, "tmp/NAME" */
+	enum store_gc_failure failed;
+};
+int store__gc(struct pb_store *s, const struct store_gc_opts *o, struct store_gc_result *r);
+void store_gc_result__clear(struct store_gc_result *r);
+
 /* Test hook: PROBITY_TEST_CRASH=store-before-rename makes store__put
  * SIGKILL itself after the temporary file is written and fsynced. */
 #define PB_CRASH_ENV "PROBITY_TEST_CRASH"

@@ -9,7 +9,6 @@
  *    receipt an entry names present with the same generation id;
  *  - leftovers in tmp/ (an interrupted write) are notes, not failures.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,7 @@ static void add(json_t *arr, const char *where, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	json_array_append_new(arr, json_pack("{s:s, s:s}", "where", where, "what", what));
+	json_array_append_new(arr, json_pack("{s:s, s:s}", VFK_WHERE, where, VFK_WHAT, what));
 }
 
 static int check_object(const char *hex, const char *path, void *ctx)
@@ -61,7 +60,11 @@ static int check_object(const char *hex, const char *path, void *ctx)
 		json_object_set_new(v->present, hex, json_false());
 		return 0;
 	}
-	pb_sha256_hex(buf, len, got);
+	err = pb_sha256_hex(buf, len, got);
+	if (err) {
+		free(buf);
+		return err;
+	}
 	if (strcmp(got, hex)) {
 		add(v->r->problems, where, "altered: content hashes to %s", got);
 		json_object_set_new(v->present, hex, json_false());
@@ -102,6 +105,13 @@ static int artifact_ok(struct vctx *v, const char *where, const char *name, cons
 	return 1;
 }
 
+/* Artifact hex, present and intact, read into *buf (caller frees). */
+static bool artifact_get(struct vctx *v, const char *hex, void **buf, size_t *len)
+{
+	return hex && json_is_true(json_object_get(v->present, hex)) &&
+	       !pb_store__get(v->s, hex, buf, len);
+}
+
 static void expect_eq(struct vctx *v, const char *where, const char *field, const char *have,
 		      const char *want)
 {
@@ -110,101 +120,123 @@ static void expect_eq(struct vctx *v, const char *where, const char *field, cons
 		    want);
 }
 
-static void check_receipt(struct vctx *v, const char *hex, json_t *stmt)
+/* Every artifact the receipt names, and every step's evidence. */
+static void check_artifacts(struct vctx *v, const char *where, const struct receipt_view *rv)
 {
-	json_t *p = json_object_get(stmt, "predicate");
-	json_t *art = json_object_get(p, "artifacts"), *ver = json_object_get(p, "verifier");
-	json_t *body = json_object_get(p, "generation"), *steps, *sv, *s;
-	char where[128], got[PB_DIGEST_HEX_LEN];
-	const char *a, *key;
-	void *buf;
-	size_t len, i;
+	const json_t *steps[] = { rv->generation.transforms, rv->generation.assumptions }, *sv;
+	const char *step_kinds[] = { GK_TRANSFORMS, GK_ASSUMPTIONS }, *key;
+	size_t i;
+	int k;
 
-	snprintf(where, sizeof(where), "receipt %s", hex);
-	if (receipt__generation_id(p, got)) {
-		add(v->r->problems, where, "no generation body");
-		return;
-	}
-	expect_eq(v, where, "generation_id", json_string_value(json_object_get(p, "generation_id")), got);
-	/* every artifact */
-	json_object_foreach(art, key, sv)
+	json_object_foreach((json_t *)rv->artifacts.all, key, sv)
 		artifact_ok(v, where, key, json_string_value(sv));
-	const char *step_kinds[] = { "transforms", "assumptions" };
-	for (int k = 0; k < 2; k++) {
-		steps = json_object_get(body, step_kinds[k]);
-		json_array_foreach(steps, i, s) {
+	for (k = 0; k < 2; k++) {
+		json_array_foreach(steps[k], i, sv) {
+			struct receipt_step st;
 			char nm[160];
+			int bad = receipt_step__decode(sv, &st, NULL);
 
-			if (json_is_null(json_object_get(s, "evidence")))
-				continue;
-			snprintf(nm, sizeof(nm), "%s[%s] evidence", step_kinds[k],
-				 json_string_value(json_object_get(s, "id")) ?: "?");
-			artifact_ok(v, where, nm, json_string_value(json_object_get(s, "evidence")));
+			if (!bad && !st.evidence)
+				continue;	/* no evidence */
+			snprintf(nm, sizeof(nm), "%s[%s] evidence", step_kinds[k], st.id ?: "?");
+			artifact_ok(v, where, nm, bad ? NULL : st.evidence);
 		}
 	}
-	/* derived digests */
-	a = json_string_value(json_object_get(art, "submitted_insns"));
-	if (a)
-		expect_eq(v, where, "submitted_insns_digest",
-			  json_string_value(json_object_get(p, "submitted_insns_digest")), a);
-	a = json_string_value(json_object_get(art, "xlated_insns"));
-	if (a && json_is_true(json_object_get(v->present, a)) && !pb_store__get(v->s, a, &buf, &len)) {
+}
+
+/* The digests derived from artifacts, recomputed. */
+static int check_derived(struct vctx *v, const char *where, const struct receipt_view *rv)
+{
+	const struct receipt_artifacts *a = &rv->artifacts;
+	char got[PB_DIGEST_HEX_LEN];
+	void *buf;
+	size_t len;
+	int err = 0;
+
+	if (a->submitted_insns)
+		expect_eq(v, where, PK_SUBMITTED_INSNS_DIGEST, rv->submitted_insns_digest,
+			  a->submitted_insns);
+	if (artifact_get(v, a->xlated_insns, &buf, &len)) {
 		normalize__bpf_insns(buf, len);
-		pb_sha256_hex(buf, len, got);
-		expect_eq(v, where, "xlated_insns_digest",
-			  json_string_value(json_object_get(p, "xlated_insns_digest")), got);
+		if (!(err = pb_sha256_hex(buf, len, got)))
+			expect_eq(v, where, PK_XLATED_INSNS_DIGEST, rv->xlated_insns_digest, got);
 		free(buf);
 	}
-	a = json_string_value(json_object_get(art, "jit_image"));
-	if (a && json_is_true(json_object_get(v->present, a)) && !pb_store__get(v->s, a, &buf, &len)) {
-		if (!normalize__native_digest(buf, len, json_object_get(json_object_get(p, "jit"), "func_lens"),
-					      got))
-			expect_eq(v, where, "native_image_digest",
-				  json_string_value(json_object_get(p, "native_image_digest")), got);
+	if (!err && artifact_get(v, a->jit_image, &buf, &len)) {
+		if (!normalize__native_digest(buf, len, rv->jit.func_lens, got))
+			expect_eq(v, where, PK_NATIVE_IMAGE_DIGEST, rv->native_image_digest, got);
 		free(buf);
 	}
-	a = json_string_value(json_object_get(art, "line_mapping"));
-	if (a)
-		expect_eq(v, where, "line_mapping_digest",
-			  json_string_value(json_object_get(p, "line_mapping_digest")), a);
-	a = json_string_value(json_object_get(art, "verifier_log"));
-	if (a && json_is_true(json_object_get(v->present, a)) && !pb_store__get(v->s, a, &buf, &len)) {
+	if (a->line_mapping)
+		expect_eq(v, where, PK_LINE_MAPPING_DIGEST, rv->line_mapping_digest, a->line_mapping);
+	if (!err && artifact_get(v, a->verifier_log, &buf, &len)) {
 		char *n = normalize__verifier_log(buf);
 
-		if (n) {
-			pb_sha256_hex(n, strlen(n), got);
-			expect_eq(v, where, "verifier.log_normalized_digest",
-				  json_string_value(json_object_get(ver, "log_normalized_digest")), got);
-		}
+		if (n && !(err = pb_sha256_hex(n, strlen(n), got)))
+			expect_eq(v, where, PK_VERIFIER "." VERK_LOG_NORMALIZED_DIGEST,
+				  rv->verifier.log_normalized_digest, got);
 		free(n);
 		free(buf);
 	}
-	{
-		json_t *vr = json_pack("{s:O, s:O, s:O, s:O}", "accepted", json_object_get(ver, "accepted"),
-				       "log_level", json_object_get(ver, "log_level"),
-				       "verified_insns", json_object_get(ver, "verified_insns"),
-				       "log_normalized_digest", json_object_get(ver, "log_normalized_digest"));
+	if (!err && rv->verifier.present &&
+	    !receipt__verifier_result_digest(rv->verifier.accepted, rv->verifier.log_level,
+					     rv->verifier.verified_insns,
+					     rv->verifier.log_normalized_digest, got))
+		expect_eq(v, where, PK_VERIFIER_RESULT_DIGEST, rv->verifier_result_digest, got);
+	else if (!err)
+		add(v->r->problems, where, "verifier result incomplete");
+	return err;
+}
 
-		if (vr && !canon__digest(vr, got))
-			expect_eq(v, where, "verifier_result_digest",
-				  json_string_value(json_object_get(p, "verifier_result_digest")), got);
-		else
-			add(v->r->problems, where, "verifier result incomplete");
-		json_decref(vr);
-	}
-	/* in-toto subjects name the predicate's digests */
-	json_array_foreach(json_object_get(stmt, "subject"), i, s) {
-		const char *nm = json_string_value(json_object_get(s, "name")) ?: "";
-		const char *d = json_string_value(json_object_get(json_object_get(s, "digest"), "sha256"));
-		const char *field = !strcmp(nm, "bpf/submitted-insns") ? "submitted_insns_digest" :
-				    !strcmp(nm, "bpf/xlated-insns") ? "xlated_insns_digest" :
-				    !strcmp(nm, "jit/native-image") ? "native_image_digest" : NULL;
+/* in-toto subjects name the predicate's digests */
+static void check_subjects(struct vctx *v, const char *where, const struct receipt_view *rv)
+{
+	const json_t *s;
+	size_t i;
 
+	json_array_foreach(rv->subjects, i, s) {
+		struct receipt_subject sj;
+		const char *nm, *field, *want;
+
+		receipt_subject__decode(s, &sj, NULL);	/* what is missing is named below */
+		nm = sj.name ?: "";
+		field = NULL;
+		want = NULL;
+		if (!strcmp(nm, "bpf/submitted-insns")) {
+			field = PK_SUBMITTED_INSNS_DIGEST;
+			want = rv->submitted_insns_digest;
+		} else if (!strcmp(nm, "bpf/xlated-insns")) {
+			field = PK_XLATED_INSNS_DIGEST;
+			want = rv->xlated_insns_digest;
+		} else if (!strcmp(nm, "jit/native-image")) {
+			field = PK_NATIVE_IMAGE_DIGEST;
+			want = rv->native_image_digest;
+		}
 		if (!field)
 			add(v->r->problems, where, "unknown subject '%s'", nm);
-		else if (!d || strcmp(d, json_string_value(json_object_get(p, field)) ?: ""))
+		else if (!sj.sha256 || strcmp(sj.sha256, want ?: ""))
 			add(v->r->problems, where, "subject %s does not match %s", nm, field);
 	}
+}
+
+static int check_receipt(struct vctx *v, const char *hex, const json_t *stmt)
+{
+	struct receipt_view rv;
+	char where[128], got[PB_DIGEST_HEX_LEN];
+	int err;
+
+	snprintf(where, sizeof(where), "receipt %s", hex);
+	receipt__decode(stmt, &rv, NULL);	/* each check names what it misses */
+	if (receipt__generation_id(rv.predicate, got)) {
+		add(v->r->problems, where, "no generation body");
+		return 0;
+	}
+	expect_eq(v, where, PK_GENERATION_ID, rv.generation_id, got);
+	check_artifacts(v, where, &rv);
+	err = check_derived(v, where, &rv);
+	if (!err)
+		check_subjects(v, where, &rv);
+	return err;
 }
 
 static void log_problem(void *ctx, const char *where, const char *what)
@@ -214,11 +246,44 @@ static void log_problem(void *ctx, const char *where, const char *what)
 	add(v->r->problems, where, "%s", what);
 }
 
+/* The receipt an entry names: present, intact, a receipt, and of the
+ * generation the entry says. */
+static void check_entry_receipt(struct vctx *v, size_t i, const struct lifelog_entry *le,
+				json_t *gens)
+{
+	struct receipt_view rv;
+	char where[128];
+	json_t *p, *rec;
+
+	snprintf(where, sizeof(where), "%s entry #%zu (%s)", PB_LIFELOG_NAME, i, le->kind_name ?: "?");
+	p = json_object_get(v->present, le->receipt);
+	if (!p) {
+		add(v->r->problems, where, "receipt %s is missing", le->receipt);
+		return;
+	}
+	if (!json_is_true(p)) {
+		add(v->r->problems, where, "receipt %s is altered", le->receipt);
+		return;
+	}
+	rec = json_object_get(v->receipts, le->receipt);
+	if (!rec) {
+		add(v->r->problems, where, "object %s is not a receipt", le->receipt);
+		return;
+	}
+	receipt__decode(rec, &rv, NULL);
+	if (!le->generation_id || strcmp(le->generation_id, rv.generation_id ?: ""))
+		add(v->r->problems, where, "generation_id %s does not match receipt %s",
+		    le->generation_id ? le->generation_id : "(none)", le->receipt);
+	if (le->generation_id)
+		json_object_set_new(gens, le->generation_id, json_true());
+}
+
 static void check_log(struct vctx *v)
 {
 	struct lifelog_problem_cb cb = { log_problem, v };
-	json_t *entries = NULL, *e, *gens = json_object();
+	json_t *entries = NULL, *e, *gens = json_object(), *rec;
 	char where[128];
+	const char *hex;
 	size_t i;
 	int rc;
 
@@ -230,71 +295,34 @@ static void check_log(struct vctx *v)
 	}
 	v->r->n_entries = json_array_size(entries);
 	json_array_foreach(entries, i, e) {
-		const char *rid = json_string_value(json_object_get(e, "receipt"));
-		const char *gid = json_string_value(json_object_get(e, "generation_id"));
-		json_t *rec, *p;
+		struct lifelog_entry le;
 
-		if (!rid)
-			continue;
-		snprintf(where, sizeof(where), "%s entry #%zu (%s)", PB_LIFELOG_NAME, i,
-			 json_string_value(json_object_get(e, "kind")) ?: "?");
-		p = json_object_get(v->present, rid);
-		if (!p) {
-			add(v->r->problems, where, "receipt %s is missing", rid);
-			continue;
-		}
-		if (!json_is_true(p)) {
-			add(v->r->problems, where, "receipt %s is altered", rid);
-			continue;
-		}
-		rec = json_object_get(v->receipts, rid);
-		if (!rec) {
-			add(v->r->problems, where, "object %s is not a receipt", rid);
-			continue;
-		}
-		p = json_object_get(rec, "predicate");
-		if (!gid || strcmp(gid, json_string_value(json_object_get(p, "generation_id")) ?: ""))
-			add(v->r->problems, where, "generation_id %s does not match receipt %s",
-			    gid ? gid : "(none)", rid);
-		if (gid)
-			json_object_set_new(gens, gid, json_true());
+		lifelog_entry__decode(e, &le, NULL);	/* the chain checks named what is wrong */
+		if (le.receipt)
+			check_entry_receipt(v, i, &le, gens);
 	}
 	/* every parent named by a receipt is a generation of this store */
-	{
-		const char *hex;
-		json_t *rec;
+	json_object_foreach(v->receipts, hex, rec) {
+		struct receipt_view rv;
 
-		json_object_foreach(v->receipts, hex, rec) {
-			const char *par = json_string_value(json_object_get(
-				json_object_get(rec, "predicate"), "parent_generation_id"));
-
-			snprintf(where, sizeof(where), "receipt %s", hex);
-			if (par && !json_object_get(gens, par))
-				add(v->r->problems, where, "parent generation %s has no loaded receipt in this store",
-				    par);
-		}
+		receipt__decode(rec, &rv, NULL);
+		snprintf(where, sizeof(where), "receipt %s", hex);
+		if (rv.parent_generation_id && !json_object_get(gens, rv.parent_generation_id))
+			add(v->r->problems, where, "parent generation %s has no loaded receipt in this store",
+			    rv.parent_generation_id);
 	}
 	json_decref(gens);
 	json_decref(entries);
 }
 
-static void check_tmp(struct vctx *v)
+static int note_tmp(const char *name, const char *path, void *ctx)
 {
-	char path[4096];
-	struct dirent *de;
-	DIR *d;
+	struct vctx *v = ctx;
+	char where[600];
 
-	snprintf(path, sizeof(path), "%s/tmp", v->s->dir);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "tmp/%s", de->d_name);
-		add(v->r->notes, path, "interrupted write (never visible as an object; 'receipts gc' removes it)");
-	}
-	closedir(d);
+	snprintf(where, sizeof(where), "tmp/%s", name);
+	add(v->r->notes, where, "interrupted write (never visible as an object; 'receipts gc' removes it)");
+	return 0;
 }
 
 void verify_result__clear(struct verify_result *r)
@@ -324,9 +352,10 @@ int verify__store(struct pb_store *s, struct verify_result *r)
 	if (err)
 		goto out;
 	json_object_foreach(v.receipts, hex, rec)
-		check_receipt(&v, hex, rec);
+		if ((err = check_receipt(&v, hex, rec)))
+			goto out;
 	check_log(&v);
-	check_tmp(&v);
+	err = store__for_each_tmp(s, note_tmp, &v);
 out:
 	json_decref(v.present);
 	json_decref(v.receipts);
