@@ -20,7 +20,8 @@
 #include <time.h>
 #include "attribute/itable.h"
 #include "attribute/samples.h"
-#include "receipts/receipts_int.h"
+#include "probity/receipts.h"
+#include "receipts/lifelog.h"
 
 #define GEN_NS	 1000000000ull	/* each generation active 1 s */
 #define T0	 1000000000000ull

@@ -22,7 +22,8 @@
 #include "attribute/perfscript.h"
 #include "attribute/samples.h"
 #include "attribute/timespec.h"
-#include "receipts/receipts_int.h"
+#include "probity/receipts.h"
+#include "receipts/lifelog.h"
 #include "attr_burn.skel.h"
 
 #define GA "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
