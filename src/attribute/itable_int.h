@@ -104,9 +104,8 @@ struct attr_table {
 	uint64_t file_start, file_stop;
 };
 
-
-/* Room for one more element of t's array v: a pointer to it (zeroed),
- * not yet counted in n_v; NULL when out of memory. */
+/* Room for one more element of t's array v: a pointer to it, not yet
+ * counted in n_v; NULL when out of memory. */
 #define PUSH(t, v) (PB_ARRAY_RESERVE_ONE((t)->v, (t)->n_##v, (t)->cap_##v) ? NULL : &(t)->v[(t)->n_##v])
 
 static inline bool overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
