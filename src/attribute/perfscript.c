@@ -152,7 +152,7 @@ static int parse_line(const char *line, size_t len, unsigned long lineno, struct
 			l = symsz - 1;
 		memcpy(symbuf, t, l);
 		symbuf[l] = 0;
-		if (strcmp(symbuf, "[unknown]"))
+		if (l && strcmp(symbuf, "[unknown]"))	/* "+0x5e" alone names nothing */
 			s->sym = symbuf;
 	}
 	return 1;
