@@ -20,7 +20,10 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "receipts/receipts_int.h"
+#include "common/clock.h"
+#include "receipts/capture.h"
+#include "receipts/lifelog.h"
+#include "receipts/store.h"
 #include "rcpt_xdp.skel.h"
 
 #define RCPT_MARK 0x5eed01

@@ -1,19 +1,19 @@
 /* receipts.c (cli): `probity receipts log | show GEN | verify | diff GEN
  * GEN | gc` over a receipt store (src/receipts/, docs/receipts.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <linux/bpf.h>
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "receipts/receipts_int.h"
+#include "receipts/diff.h"
+#include "receipts/lifelog.h"
+#include "receipts/lineage.h"
+#include "receipts/receipt.h"
+#include "receipts/store.h"
+#include "receipts/verify.h"
 #include "attribute/itable.h"
 #include "attribute/timespec.h"
 
@@ -154,27 +154,6 @@ static void fmt_time(json_int_t ns, char *buf, size_t sz)
 		 tm.tm_sec % 100, (unsigned)((ns % 1000000000) / 1000) % 1000000);
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
-static json_int_t jint(const json_t *o, const char *k)
-{
-	return json_integer_value(json_object_get(o, k));
-}
-
-/* Entries without the reader's private fields, "_hash" kept as "hash". */
-static json_t *public_entry(json_t *e)
-{
-	json_t *c = json_deep_copy(e);
-
-	json_object_set(c, "hash", json_object_get(c, "_hash"));
-	json_object_del(c, "_hash");
-	json_object_del(c, "_offset");
-	return c;
-}
-
 static int resolve(struct pb_store *s, const char *what, char gen[PB_DIGEST_HEX_LEN],
 		   char rec[PB_DIGEST_HEX_LEN])
 {
@@ -189,34 +168,51 @@ static int resolve(struct pb_store *s, const char *what, char gen[PB_DIGEST_HEX_
 	return err;
 }
 
-static void print_entry_line(const json_t *e)
+/* One lifecycle entry on one line; fields that do not decode print as
+ * absent. */
+static void print_entry_line(const json_t *j)
 {
+	struct lifelog_entry e;
 	char t[40], gen[16] = "-";
-	const char *k = jstr(e, "kind") ?: "?";
-	const json_t *link = json_object_get(e, "link");
 
-	fmt_time(jint(e, "realtime_ns"), t, sizeof(t));
-	if (jstr(e, "generation_id"))
-		snprintf(gen, sizeof(gen), "%.12s", jstr(e, "generation_id"));
-	printf("#%-4lld %s %-12s %-12s", (long long)jint(e, "seq"), t, k, gen);
-	if (!strcmp(k, "loaded"))
-		printf(" prog %lld tag %s (%s)", (long long)jint(e, "prog_id"), jstr(e, "prog_tag") ?: "?",
-		       jstr(e, "source") ?: "?");
-	else if (!strcmp(k, "activated"))
-		printf(" prog %lld link %lld, swap %lld ns%s%.12s", (long long)jint(e, "prog_id"),
-		       (long long)jint(link, "id"),
-		       (long long)(jint(e, "swap_end_mono_ns") - jint(e, "swap_begin_mono_ns")),
-		       jstr(e, "replaces") ? ", replaces " : "", jstr(e, "replaces") ?: "");
-	else if (!strcmp(k, "retired"))
-		printf(" reason: %s", jstr(e, "reason") ?: "");
-	else if (!strcmp(k, "unloaded"))
-		printf(" prog %lld", (long long)jint(e, "prog_id"));
-	else if (!strcmp(k, "link-updated"))
-		printf(" link %lld: prog %lld -> %lld", (long long)jint(e, "link_id"),
-		       (long long)jint(e, "old_prog_id"), (long long)jint(e, "new_prog_id"));
-	else if (!strcmp(k, "observer"))
-		printf(" %s", jstr(e, "event") ?: "");
+	lifelog_entry__decode(j, &e, NULL);
+	fmt_time((json_int_t)e.realtime_ns, t, sizeof(t));
+	if (e.generation_id)
+		snprintf(gen, sizeof(gen), "%.12s", e.generation_id);
+	printf("#%-4lld %s %-12s %-12s", (long long)e.seq, t, e.kind_name ?: "?", gen);
+	switch (e.kind) {
+	case LIFE_LOADED:
+		printf(" prog %lld tag %s (%s)", (long long)e.prog_id, e.prog_tag ?: "?", e.source ?: "?");
+		break;
+	case LIFE_ACTIVATED:
+		printf(" prog %lld link %lld, swap %lld ns%s%.12s", (long long)e.prog_id,
+		       (long long)e.link.id,
+		       (long long)((int64_t)e.swap_end_mono_ns - (int64_t)e.swap_begin_mono_ns),
+		       e.replaces ? ", replaces " : "", e.replaces ?: "");
+		break;
+	case LIFE_RETIRED:
+		printf(" reason: %s", e.reason ?: "");
+		break;
+	case LIFE_UNLOADED:
+		printf(" prog %lld", (long long)e.prog_id);
+		break;
+	case LIFE_LINK_UPDATED:
+		printf(" link %lld: prog %lld -> %lld", (long long)e.link_id, (long long)e.old_prog_id,
+		       (long long)e.new_prog_id);
+		break;
+	case LIFE_OBSERVER:
+		printf(" %s", e.event ?: "");
+		break;
+	}
 	putchar('\n');
+}
+
+static const char *entry_generation(const json_t *j)
+{
+	struct lifelog_entry e;
+
+	lifelog_entry__decode(j, &e, NULL);
+	return e.generation_id ?: "";
 }
 
 static int cmd_log(int argc, char **argv)
@@ -241,10 +237,10 @@ static int cmd_log(int argc, char **argv)
 	}
 	out = json_array();
 	json_array_foreach(entries, i, e) {
-		if (gen[0] && strcmp(jstr(e, "generation_id") ?: "", gen))
+		if (gen[0] && strcmp(entry_generation(e), gen))
 			continue;
 		if (json_output)
-			json_array_append_new(out, public_entry(e));
+			json_array_append_new(out, lifelog_entry__public(e));
 		else
 			print_entry_line(e);
 	}
@@ -261,96 +257,7 @@ out:
 	return ret;
 }
 
-/* ancestors, root first, each {generation_id, receipt|null} */
-static json_t *lineage(struct pb_store *s, const json_t *pred)
-{
-	json_t *arr = json_array(), *cur = json_incref((json_t *)pred), *rec;
-	char gen[PB_DIGEST_HEX_LEN], r[PB_DIGEST_HEX_LEN];
-	int depth = 0;
-
-	json_array_insert_new(arr, 0, json_pack("{s:O}", "generation_id", json_object_get(pred, "generation_id")));
-	while (cur && jstr(cur, "parent_generation_id") && depth++ < 10000) {
-		const char *par = jstr(cur, "parent_generation_id");
-
-		if (receipts__find_generation(s, par, gen, r) || store__get_json(s, r, &rec)) {
-			json_array_insert_new(arr, 0, json_pack("{s:s, s:n}", "generation_id", par,
-								"receipt"));
-			break;
-		}
-		json_array_insert_new(arr, 0, json_pack("{s:s, s:s}", "generation_id", gen, "receipt", r));
-		json_decref(cur);
-		cur = json_incref(json_object_get(rec, "predicate"));
-		json_decref(rec);
-	}
-	json_decref(cur);
-	return arr;
-}
-
-/* activation intervals of gen: from each 'activated' (the swapper's
- * record) or observed 'link-updated' installing it, to the next
- * 'retired'/'unloaded' of it or observed update replacing it, or open */
-static json_t *intervals(json_t *entries, const char *gen)
-{
-	json_t *arr = json_array(), *e, *open_iv = NULL, *last_iv = NULL;
-	size_t i;
-
-	json_array_foreach(entries, i, e) {
-		const char *k = jstr(e, "kind") ?: "";
-		bool mine = !strcmp(jstr(e, "generation_id") ?: "", gen);
-		bool lu = !strcmp(k, "link-updated");
-		/* observer entries carry syscall times in CLOCK_MONOTONIC only:
-		 * map them to wall time with the entry's own clock pair */
-		json_int_t off = jint(e, "realtime_ns") - jint(e, "mono_ns");
-
-		if (mine && !strcmp(k, "activated")) {
-			open_iv = json_pack("{s:s, s:O, s:O, s:I, s:I, s:I, s:I, s:O, s:n, s:n, s:n}",
-					    "source", "swapper",
-					    "link", json_object_get(e, "link"),
-					    "jit_ranges", json_object_get(e, "jit_ranges"),
-					    "start_mono_ns", jint(e, "swap_begin_mono_ns"),
-					    "start_mono_ns_latest", jint(e, "swap_end_mono_ns"),
-					    "start_realtime_ns", jint(e, "swap_begin_realtime_ns"),
-					    "start_realtime_ns_latest", jint(e, "swap_end_realtime_ns"),
-					    "prog_id", json_object_get(e, "prog_id"),
-					    "end_mono_ns", "end_realtime_ns", "end_reason");
-			json_array_append_new(arr, open_iv);
-			last_iv = open_iv;
-		} else if (lu && !strcmp(jstr(e, "new_generation_id") ?: "", gen)) {
-			open_iv = json_pack("{s:s, s:{s:O, s:O, s:O}, s:[], s:I, s:I, s:I, s:I, s:O, s:n, s:n, s:n}",
-					    "source", "observer",
-					    "link", "id", json_object_get(e, "link_id"),
-					    "type", json_object_get(e, "link_type"),
-					    "ifindex", json_object_get(e, "ifindex") ?: json_null(),
-					    "jit_ranges",
-					    "start_mono_ns", jint(e, "syscall_enter_mono_ns"),
-					    "start_mono_ns_latest", jint(e, "syscall_exit_mono_ns"),
-					    "start_realtime_ns", jint(e, "syscall_enter_mono_ns") + off,
-					    "start_realtime_ns_latest", jint(e, "syscall_exit_mono_ns") + off,
-					    "prog_id", json_object_get(e, "new_prog_id"),
-					    "end_mono_ns", "end_realtime_ns", "end_reason");
-			json_array_append_new(arr, open_iv);
-			last_iv = open_iv;
-		} else if (last_iv && lu && !strcmp(jstr(e, "old_generation_id") ?: "", gen) &&
-			   (open_iv || (!strcmp(jstr(last_iv, "end_reason") ?: "", "unloaded") &&
-					jint(e, "syscall_exit_mono_ns") < jint(last_iv, "end_mono_ns")))) {
-			/* the observer's two sources may log the unload before
-			 * the update that retired the program: the update ends it */
-			json_object_set_new(last_iv, "end_mono_ns", json_integer(jint(e, "syscall_exit_mono_ns")));
-			json_object_set_new(last_iv, "end_realtime_ns",
-					    json_integer(jint(e, "syscall_exit_mono_ns") + off));
-			json_object_set_new(last_iv, "end_reason", json_string("replaced (observed link update)"));
-			open_iv = NULL;
-		} else if (open_iv && mine && (!strcmp(k, "retired") || !strcmp(k, "unloaded"))) {
-			json_object_set(open_iv, "end_mono_ns", json_object_get(e, "mono_ns"));
-			json_object_set(open_iv, "end_realtime_ns", json_object_get(e, "realtime_ns"));
-			json_object_set_new(open_iv, "end_reason",
-					    json_string(!strcmp(k, "retired") ? jstr(e, "reason") ?: "retired"
-									       : "unloaded"));
-			open_iv = NULL;
-		}
-	}
-	return arr;
-}
+/* ---- show ---- */
 
 static void print_steps(const char *label, const json_t *arr)
 {
@@ -360,46 +267,56 @@ static void print_steps(const char *label, const json_t *arr)
 	if (!json_array_size(arr))
 		printf("  %-18s (none)\n", label);
 	json_array_foreach(arr, i, v) {
-		printf("  %-18s %s: %s", label, jstr(v, "id") ?: "?", jstr(v, "description") ?: "");
-		if (jstr(v, "evidence"))
-			printf(" [evidence %.16s]", jstr(v, "evidence"));
+		struct receipt_step st;
+
+		receipt_step__decode(v, &st, NULL);
+		printf("  %-18s %s: %s", label, st.id ?: "?", st.description ?: "");
+		if (st.evidence)
+			printf(" [evidence %.16s]", st.evidence);
 		putchar('\n');
 	}
 }
 
-static void print_show(struct pb_store *s, const char *rec, const json_t *stmt, const json_t *lin,
-		       const json_t *life, const json_t *ivs)
+static void print_source(const char *rec, const struct receipt_view *p, const struct lineage *lin)
 {
-	const json_t *p = json_object_get(stmt, "predicate"), *body = json_object_get(p, "generation");
-	const json_t *opt = json_object_get(body, "optimizer"), *tgt = json_object_get(body, "target");
-	const json_t *ver = json_object_get(p, "verifier"), *jit = json_object_get(p, "jit"), *v;
-	char t0[40], t1[40];
-	void *buf;
-	size_t len, i;
+	size_t i;
 
-	printf("generation %s\n", jstr(p, "generation_id"));
+	printf("generation %s\n", p->generation_id);
 	printf("  receipt %s (in-toto Statement v1, %s)\n", rec, PB_RECEIPT_PREDICATE_TYPE);
 	printf("source:\n");
-	printf("  %-18s %s\n", "source build id", jstr(p, "source_build_id") ?: "(unknown)");
-	printf("  %-18s %s\n", "original bpf tag", jstr(p, "original_bpf_tag") ?: "?");
+	printf("  %-18s %s\n", "source build id", p->source_build_id ?: "(unknown)");
+	printf("  %-18s %s\n", "original bpf tag", p->original_bpf_tag ?: "?");
 	printf("  %-18s", "lineage");
-	json_array_foreach(lin, i, v)
-		printf("%s%.12s%s", i ? " -> " : " ", jstr(v, "generation_id"),
-		       json_is_null(json_object_get(v, "receipt")) ? " (no receipt here)" : "");
+	for (i = 0; i < lin->n; i++)
+		printf("%s%.12s%s", i ? " -> " : " ", lin->items[i].generation_id,
+		       lin->items[i].kind == LINEAGE_MISSING ? " (no receipt here)" : "");
 	printf("\nrewrite:\n");
-	printf("  %-18s %s %s (build %s)\n", "optimizer", jstr(opt, "name"), jstr(opt, "version"),
-	       jstr(opt, "build_id"));
-	printf("  %-18s %s\n", "provenance", jstr(body, "provenance"));
-	print_steps("transform", json_object_get(body, "transforms"));
-	print_steps("assumption", json_object_get(body, "assumptions"));
-	printf("  %-18s %s (%s)\n", "specialized insns", jstr(body, "specialized_insns_digest"),
-	       jstr(body, "specialized_insns_source"));
+	printf("  %-18s %s %s (build %s)\n", "optimizer", p->generation.optimizer.name,
+	       p->generation.optimizer.version, p->generation.optimizer.build_id);
+	printf("  %-18s %s\n", "provenance", p->generation.provenance);
+	print_steps("transform", p->generation.transforms);
+	print_steps("assumption", p->generation.assumptions);
+	printf("  %-18s %s (%s)\n", "specialized insns", p->generation.specialized_insns_digest,
+	       p->generation.specialized_insns_source);
+}
+
+static long long or_zero(int64_t v)
+{
+	return v < 0 ? 0 : (long long)v;	/* unknown (null) prints as 0 */
+}
+
+static void print_verifier_and_jit(struct pb_store *s, const struct receipt_view *p)
+{
+	const struct receipt_target *tgt = &p->generation.target;
+	void *buf;
+	size_t len;
+
 	printf("verifier:\n");
 	printf("  %-18s %s, %lld insns processed, log level %lld\n", "result",
-	       json_is_true(json_object_get(ver, "accepted")) ? "accepted" : "rejected",
-	       (long long)jint(ver, "verified_insns"), (long long)jint(ver, "log_level"));
-	printf("  %-18s %s\n", "result digest", jstr(p, "verifier_result_digest"));
-	if (jstr(ver, "log") && !pb_store__get(s, jstr(ver, "log"), &buf, &len)) {
+	       p->verifier.accepted ? "accepted" : "rejected", (long long)p->verifier.verified_insns,
+	       (long long)p->verifier.log_level);
+	printf("  %-18s %s\n", "result digest", p->verifier_result_digest);
+	if (p->verifier.log && !pb_store__get(s, p->verifier.log, &buf, &len)) {
 		char *line, *save = NULL;
 
 		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -407,50 +324,92 @@ static void print_show(struct pb_store *s, const char *rec, const json_t *stmt, 
 		free(buf);
 	}
 	printf("kernel/JIT:\n");
-	printf("  %-18s %s build-id %s\n", "kernel", jstr(tgt, "kernel_release"), jstr(p, "kernel_build_id"));
+	printf("  %-18s %s build-id %s\n", "kernel", tgt->kernel_release, p->kernel_build_id);
 	printf("  %-18s %s (bpf_jit_enable %lld, bpf_jit_harden %lld, bpf_jit_kallsyms %lld)\n",
-	       "jit backend", jstr(p, "jit_backend"), (long long)jint(tgt, "bpf_jit_enable"),
-	       (long long)jint(tgt, "bpf_jit_harden"), (long long)jint(tgt, "bpf_jit_kallsyms"));
-	printf("  %-18s %s type %lld, tag %s\n", "program",
-	       jstr(json_object_get(body, "program"), "name"),
-	       (long long)jint(json_object_get(body, "program"), "type"), jstr(p, "specialized_bpf_tag"));
-	printf("  %-18s %s\n", "xlated insns", jstr(p, "xlated_insns_digest"));
+	       "jit backend", p->jit_backend, or_zero(tgt->bpf_jit_enable),
+	       or_zero(tgt->bpf_jit_harden), or_zero(tgt->bpf_jit_kallsyms));
+	printf("  %-18s %s type %lld, tag %s\n", "program", p->generation.program.name,
+	       (long long)p->generation.program.type, p->specialized_bpf_tag);
+	printf("  %-18s %s\n", "xlated insns", p->xlated_insns_digest);
 	printf("  %-18s %s (%lld bytes, %s, %lld operands masked)\n", "native image",
-	       jstr(p, "native_image_digest"), (long long)jint(jit, "image_len"),
-	       jstr(jit, "normalization"), (long long)jint(jit, "masked_operands"));
-	printf("  %-18s %s\n", "line mapping", jstr(p, "line_mapping_digest"));
+	       p->native_image_digest, (long long)p->jit.image_len, p->jit.normalization,
+	       (long long)p->jit.masked_operands);
+	printf("  %-18s %s\n", "line mapping", p->line_mapping_digest);
+}
+
+static void print_intervals(const struct activation_intervals *ivs)
+{
+	char t0[40], t1[40];
+	size_t i;
+
+	printf("activation intervals:\n");
+	if (!ivs->n)
+		printf("  (never activated through a recorded swap)\n");
+	for (i = 0; i < ivs->n; i++) {
+		const struct activation_interval *v = &ivs->iv[i];
+		struct lifelog_jit_range r0;
+
+		fmt_time(v->start_realtime_ns, t0, sizeof(t0));
+		fmt_time(v->ended ? v->end_realtime_ns : 0, t1, sizeof(t1));
+		printf("  [%s .. %s) %s, prog %lld", t0, v->ended ? t1 : "still active",
+		       v->observed ? "observer" : "swapper", (long long)v->prog_id);
+		if (v->observed || json_is_object(v->link_json))
+			printf(" link %lld (type %lld, ifindex %lld)", (long long)v->link.id,
+			       (long long)v->link.type, or_zero(v->link.ifindex));
+		if (json_array_size(v->jit_ranges) &&
+		    !lifelog_jit_range__decode(json_array_get(v->jit_ranges, 0), &r0, NULL))
+			printf(" JIT 0x%llx+%lld", (unsigned long long)r0.addr, (long long)r0.len);
+		if (v->ended)
+			printf(", ended: %s", v->end_reason);
+		printf("\n    mono [%lld .. %lld]\n", (long long)v->start_mono_ns,
+		       (long long)(v->ended ? v->end_mono_ns : 0));
+	}
+}
+
+static void print_show(struct pb_store *s, const char *rec, const json_t *stmt,
+		       const struct lineage *lin, const json_t *life,
+		       const struct activation_intervals *ivs)
+{
+	struct receipt_view p;
+	const json_t *v;
+	size_t i;
+
+	receipt__decode(stmt, &p, NULL);	/* what does not decode prints as absent */
+	print_source(rec, &p, lin);
+	print_verifier_and_jit(s, &p);
 	printf("lifecycle:\n");
 	json_array_foreach(life, i, v) {
 		printf("  ");
 		print_entry_line(v);
 	}
-	printf("activation intervals:\n");
-	if (!json_array_size(ivs))
-		printf("  (never activated through a recorded swap)\n");
-	json_array_foreach(ivs, i, v) {
-		const json_t *link = json_object_get(v, "link"), *r0 = json_array_get(json_object_get(v, "jit_ranges"), 0);
+	print_intervals(ivs);
+}
 
-		fmt_time(jint(v, "start_realtime_ns"), t0, sizeof(t0));
-		fmt_time(jint(v, "end_realtime_ns"), t1, sizeof(t1));
-		printf("  [%s .. %s) %s, prog %lld", t0, json_is_null(json_object_get(v, "end_realtime_ns")) ?
-		       "still active" : t1, jstr(v, "source"), (long long)jint(v, "prog_id"));
-		if (json_is_object(link))
-			printf(" link %lld (type %lld, ifindex %lld)", (long long)jint(link, "id"),
-			       (long long)jint(link, "type"), (long long)jint(link, "ifindex"));
-		if (r0)
-			printf(" JIT %s+%lld", jstr(r0, "addr"), (long long)jint(r0, "len"));
-		if (jstr(v, "end_reason"))
-			printf(", ended: %s", jstr(v, "end_reason"));
-		printf("\n    mono [%lld .. %lld]\n", (long long)jint(v, "start_mono_ns"),
-		       (long long)jint(v, "end_mono_ns"));
-	}
+/* What --at resolved to. */
+struct at_result {
+	char link[96];
+	bool definite;
+	json_t *doc;		/* {"at","link","time_mono_ns","definite","segments"} */
+};
+
+/* A candidate segment of attribution's answer: its generation, program
+ * and start (attribute/itable.c writes these). */
+static void print_candidate(const json_t *seg)
+{
+	const char *gen = NULL;
+	json_int_t prog = 0, earliest = 0, latest = 0;
+
+	json_unpack((json_t *)seg, "{s?s, s?I, s?{s?I, s?I}}", "generation_id", &gen, "prog_id", &prog,
+		    "start", "earliest", &earliest, "latest", &latest);
+	printf("  candidate %s prog %lld, from [%lld .. %lld]\n", gen ?: "unknown", (long long)prog,
+	       (long long)earliest, (long long)latest);
 }
 
 /* --at TIME --link L: the generation active on L at TIME through the
  * interval table (src/attribute/itable.c). 0 with gen/rec and *at set,
  * EXIT_FINDINGS when unknown (printed), EXIT_USAGE on bad input. */
 static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIGEST_HEX_LEN],
-		      char rec[PB_DIGEST_HEX_LEN], json_t **at)
+		      char rec[PB_DIGEST_HEX_LEN], struct at_result *at)
 {
 	struct attr_table *t = NULL;
 	struct attr_result r;
@@ -461,7 +420,7 @@ static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIG
 	uint64_t mono;
 	int rc, ret = EXIT_USAGE;
 
-	*at = NULL;
+	memset(at, 0, sizeof(*at));
 	if (!o->link) {
 		p_err("--at needs --link L");
 		return EXIT_USAGE;
@@ -508,10 +467,7 @@ static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIG
 			printf("at %s on %s: unknown (%s): %s\n", o->at, key, attr_reason__name(r.reason),
 			       r.detail);
 			json_array_foreach(segs, i, v)
-				printf("  candidate %s prog %lld, from [%lld .. %lld]\n",
-				       jstr(v, "generation_id") ?: "unknown", (long long)jint(v, "prog_id"),
-				       (long long)jint(json_object_get(v, "start"), "earliest"),
-				       (long long)jint(json_object_get(v, "start"), "latest"));
+				print_candidate(v);
 		}
 		ret = EXIT_FINDINGS;
 		goto out;
@@ -521,8 +477,10 @@ static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIG
 		ret = EXIT_FINDINGS;
 		goto out;
 	}
-	*at = json_pack("{s:s, s:s, s:I, s:b, s:O}", "at", o->at, "link", key, "time_mono_ns",
-			(json_int_t)mono, "definite", r.definite, "segments", segs);
+	snprintf(at->link, sizeof(at->link), "%s", key);
+	at->definite = r.definite;
+	at->doc = json_pack("{s:s, s:s, s:I, s:b, s:O}", "at", o->at, "link", key, "time_mono_ns",
+			    (json_int_t)mono, "definite", r.definite, "segments", segs);
 	ret = 0;
 out:
 	json_decref(segs);
@@ -531,38 +489,67 @@ out:
 	return ret;
 }
 
-static int cmd_show(int argc, char **argv)
+/* Parse show's arguments, resolve the generation (by id or --at). 0 or
+ * the exit status to return. */
+static int show_resolve(int argc, char **argv, struct ropts *o, struct pb_store **s,
+			char gen[PB_DIGEST_HEX_LEN], char rec[PB_DIGEST_HEX_LEN], struct at_result *at)
 {
-	char gen[PB_DIGEST_HEX_LEN], rec[PB_DIGEST_HEX_LEN];
-	struct pb_store *s = NULL;
-	json_t *stmt = NULL, *entries = NULL, *life = NULL, *ivs = NULL, *lin = NULL, *e, *at = NULL;
-	struct ropts o;
-	size_t i;
-	int rc, ret = EXIT_USAGE;
+	int rc = parse_opts(argc, argv, o);
 
-	rc = parse_opts(argc, argv, &o);
 	if (rc < 0)
 		return rc == -2 ? EXIT_OK : EXIT_USAGE;
-	if (o.at ? rc != argc : rc != argc - 1) {
-		p_err(o.at ? "--at takes no generation argument" :
-			     "expected one generation (see '%s receipts --help')", bin_name);
+	if (o->at ? rc != argc : rc != argc - 1) {
+		p_err(o->at ? "--at takes no generation argument" :
+			      "expected one generation (see '%s receipts --help')", bin_name);
 		return EXIT_USAGE;
 	}
-	if (!o.at && o.link) {
+	if (!o->at && o->link) {
 		p_err("--link goes with --at");
 		return EXIT_USAGE;
 	}
-	if (open_store(&o, &s))
+	if (open_store(o, s))
 		return EXIT_USAGE;
-	if (o.at) {
-		rc = resolve_at(s, &o, gen, rec, &at);
-		if (rc) {
-			ret = rc;
-			goto out;
-		}
-	} else if (resolve(s, argv[rc], gen, rec)) {
-		goto out;
+	if (o->at)
+		return resolve_at(*s, o, gen, rec, at);
+	return resolve(*s, argv[rc], gen, rec) ? EXIT_USAGE : 0;
+}
+
+static void show_output(struct pb_store *s, const struct ropts *o, const char *gen, const char *rec,
+			const json_t *stmt, const struct lineage *lin, const json_t *life,
+			const struct activation_intervals *ivs, const struct at_result *at)
+{
+	if (json_output) {
+		json_t *doc = json_pack("{s:s, s:s, s:O, s:o, s:O, s:o}", "generation_id", gen,
+					"receipt", rec, "statement", stmt, "lineage", lineage__to_json(lin),
+					"lifecycle", life, "intervals", activation_intervals__to_json(ivs));
+
+		if (at->doc)
+			json_object_set(doc, "at", at->doc);
+		json_print_and_free(doc);
+		return;
 	}
+	if (at->doc)
+		printf("at %s on %s: generation %s (%s)\n", o->at, at->link, gen,
+		       at->definite ? "active for certain" :
+		       "the only candidate, inside a boundary's uncertainty");
+	print_show(s, rec, stmt, lin, life, ivs);
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	char gen[PB_DIGEST_HEX_LEN], rec[PB_DIGEST_HEX_LEN];
+	struct activation_intervals ivs = { 0 };
+	struct lineage lin = { 0 };
+	struct at_result at = { .doc = NULL };
+	struct pb_store *s = NULL;
+	json_t *stmt = NULL, *entries = NULL, *life = NULL, *e;
+	struct ropts o;
+	size_t i;
+	int rc, ret;
+
+	ret = show_resolve(argc, argv, &o, &s, gen, rec, &at);
+	if (ret || !s)
+		goto out;
 	rc = store__get_json(s, rec, &stmt);
 	if (rc) {
 		p_err("receipt %s of generation %s: %s", rec, gen,
@@ -576,35 +563,38 @@ static int cmd_show(int argc, char **argv)
 	}
 	life = json_array();
 	json_array_foreach(entries, i, e)
-		if (!strcmp(jstr(e, "generation_id") ?: "", gen))
-			json_array_append_new(life, public_entry(e));
-	ivs = intervals(entries, gen);
-	lin = lineage(s, json_object_get(stmt, "predicate"));
-	if (json_output) {
-		json_t *doc = json_pack("{s:s, s:s, s:O, s:O, s:O, s:O}", "generation_id", gen,
-					"receipt", rec, "statement", stmt, "lineage", lin,
-					"lifecycle", life, "intervals", ivs);
-
-		if (at)
-			json_object_set(doc, "at", at);
-		json_print_and_free(doc);
-	} else {
-		if (at)
-			printf("at %s on %s: generation %s (%s)\n", o.at, jstr(at, "link"), gen,
-			       json_is_true(json_object_get(at, "definite")) ? "active for certain" :
-			       "the only candidate, inside a boundary's uncertainty");
-		print_show(s, rec, stmt, lin, life, ivs);
+		if (!strcmp(entry_generation(e), gen))
+			json_array_append_new(life, lifelog_entry__public(e));
+	if (activation_intervals__build(entries, gen, &ivs) || lineage__build(s, stmt, &lin)) {
+		ret = EXIT_FAILURE_RT;
+		goto out;
 	}
+	show_output(s, &o, gen, rec, stmt, &lin, life, &ivs, &at);
 	ret = EXIT_OK;
 out:
+	activation_intervals__clear(&ivs);
+	lineage__clear(&lin);
 	json_decref(stmt);
 	json_decref(entries);
 	json_decref(life);
-	json_decref(ivs);
-	json_decref(lin);
-	json_decref(at);
+	json_decref(at.doc);
 	pb_store__free(s);
 	return ret;
+}
+
+/* ---- verify ---- */
+
+static void print_findings(const char *label, const json_t *arr)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(arr, i, v) {
+		struct verify_finding f;
+
+		verify_finding__decode(v, &f, NULL);
+		printf("%s %s: %s\n", label, f.where, f.what);
+	}
 }
 
 static int cmd_verify(int argc, char **argv)
@@ -612,8 +602,6 @@ static int cmd_verify(int argc, char **argv)
 	struct verify_result r;
 	struct pb_store *s = NULL;
 	struct ropts o;
-	json_t *v;
-	size_t i;
 	int rc, ok;
 
 	rc = start_no_args(argc, argv, "verify", &o, &s);
@@ -634,10 +622,8 @@ static int cmd_verify(int argc, char **argv)
 					      "log_entries", (json_int_t)r.n_entries,
 					      "problems", r.problems, "notes", r.notes));
 	} else {
-		json_array_foreach(r.problems, i, v)
-			printf("PROBLEM %s: %s\n", jstr(v, "where"), jstr(v, "what"));
-		json_array_foreach(r.notes, i, v)
-			printf("note    %s: %s\n", jstr(v, "where"), jstr(v, "what"));
+		print_findings("PROBLEM", r.problems);
+		print_findings("note   ", r.notes);
 		printf("verify: %zu objects, %zu receipts, %zu log entries: %s\n", r.n_objects,
 		       r.n_receipts, r.n_entries, ok ? "OK" : "FAILED");
 	}
@@ -647,122 +633,71 @@ static int cmd_verify(int argc, char **argv)
 
 /* ---- diff ---- */
 
-static json_t *field_diff(const json_t *a, const json_t *b, const char *prefix, json_t *out)
+static void print_step_diff(const char *label, const struct step_diff *sd)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(sd->removed, i, v) {
+		struct receipt_step st;
+
+		receipt_step__decode(v, &st, NULL);
+		printf("  - %-10s %s: %s\n", label, st.id, st.description);
+	}
+	json_array_foreach(sd->added, i, v) {
+		struct receipt_step st;
+
+		receipt_step__decode(v, &st, NULL);
+		printf("  + %-10s %s: %s\n", label, st.id, st.description);
+	}
+}
+
+static void print_diff(const char *ga, const char *gb, const struct receipt_diff *d, bool differ)
 {
 	const char *k;
 	json_t *v;
-	char path[512];
+	size_t i;
 
-	json_object_foreach((json_t *)a, k, v) {
-		json_t *w = json_object_get(b, k);
+	printf("a %s\nb %s\n", ga, gb);
+	json_object_foreach(d->fields, k, v) {
+		const json_t *a, *b;
+		char *x, *y;
 
-		snprintf(path, sizeof(path), "%s%s", prefix, k);
-		if (!strcmp(k, "transforms") || !strcmp(k, "assumptions"))
-			continue;
-		if (json_is_object(v) && json_is_object(w)) {
-			char sub[520];
-
-			snprintf(sub, sizeof(sub), "%s.", path);
-			field_diff(v, w, sub, out);
-		} else if (!w || !json_equal(v, w)) {
-			json_object_set_new(out, path, json_pack("{s:O, s:o}", "a", v, "b", w ? json_incref(w) : json_null()));
-		}
+		receipt_diff__field(v, &a, &b);
+		x = json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT);
+		y = json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT);
+		printf("  %-34s %s -> %s\n", k, x, y);
+		free(x);
+		free(y);
 	}
-	json_object_foreach((json_t *)b, k, v) {
-		snprintf(path, sizeof(path), "%s%s", prefix, k);
-		if (!json_object_get(a, k))
-			json_object_set_new(out, path, json_pack("{s:n, s:O}", "a", "b", v));
+	print_step_diff("transform", &d->transforms);
+	print_step_diff("assumption", &d->assumptions);
+	printf("  instructions: %zu -> %zu\n", d->a_count, d->b_count);
+	for (i = 0; i < d->n_edits; i++) {
+		const struct insn_edit *e = &d->edits[i];
+
+		if (e->op == INSN_EDIT_TOO_LARGE)
+			printf("    (%s)\n", insn_edit_op__name(e->op));
+		else
+			printf("    %s [%lld] %s\n", insn_edit_op__name(e->op), (long long)e->index, e->insn);
 	}
-	return out;
+	printf("  native image: %s -> %s\n", d->a_native, d->b_native);
+	if (!differ)
+		printf("  (same generation)\n");
 }
 
-static json_t *step_diff(const json_t *a, const json_t *b)
+static json_t *str_or_null(const char *s)
 {
-	json_t *added = json_array(), *removed = json_array(), *v, *w;
-	size_t i, j;
-
-	json_array_foreach(a, i, v) {
-		int found = 0;
-
-		json_array_foreach(b, j, w)
-			found |= json_equal(v, w);
-		if (!found)
-			json_array_append(removed, v);
-	}
-	json_array_foreach(b, i, v) {
-		int found = 0;
-
-		json_array_foreach(a, j, w)
-			found |= json_equal(v, w);
-		if (!found)
-			json_array_append(added, v);
-	}
-	return json_pack("{s:o, s:o}", "added", added, "removed", removed);
-}
-
-static void insn_text(const struct bpf_insn *in, char *buf, size_t sz)
-{
-	snprintf(buf, sz, "code=0x%02x dst=r%u src=r%u off=%d imm=%d (0x%x)", in->code, in->dst_reg,
-		 in->src_reg, in->off, in->imm, (unsigned)in->imm);
-}
-
-/* LCS over instructions (8-byte records); edits as {op, a_index, b_index, insn} */
-static json_t *insn_diff(const void *ab, size_t alen, const void *bb, size_t blen)
-{
-	const struct bpf_insn *a = ab, *b = bb;
-	size_t n = alen / 8, m = blen / 8, i, j;
-	json_t *edits = json_array(), *tmp;
-	uint32_t *dp;
-	char t[128];
-
-	if (n * m > 4000000 || !(dp = calloc((n + 1) * (m + 1), sizeof(*dp)))) {
-		json_array_append_new(edits, json_pack("{s:s}", "op", "too large to diff"));
-		return edits;
-	}
-#define DP(x, y) dp[(x) * (m + 1) + (y)]
-	for (i = n; i-- > 0;)
-		for (j = m; j-- > 0;)
-			DP(i, j) = !memcmp(&a[i], &b[j], 8) ? DP(i + 1, j + 1) + 1 :
-				   (DP(i + 1, j) > DP(i, j + 1) ? DP(i + 1, j) : DP(i, j + 1));
-	i = j = 0;
-	while (i < n || j < m) {
-		if (i < n && j < m && !memcmp(&a[i], &b[j], 8)) {
-			i++, j++;
-		} else if (j < m && (i == n || DP(i, j + 1) > DP(i + 1, j))) {
-			insn_text(&b[j], t, sizeof(t));
-			json_array_append_new(edits, json_pack("{s:s, s:I, s:s}", "op", "+", "b_index",
-							       (json_int_t)j, "insn", t));
-			j++;
-		} else {
-			insn_text(&a[i], t, sizeof(t));
-			json_array_append_new(edits, json_pack("{s:s, s:I, s:s}", "op", "-", "a_index",
-							       (json_int_t)i, "insn", t));
-			i++;
-		}
-	}
-#undef DP
-	free(dp);
-	tmp = edits;
-	return tmp;
-}
-
-static const char *insns_artifact(const json_t *p)
-{
-	const json_t *art = json_object_get(p, "artifacts");
-
-	return jstr(art, "submitted_insns") ?: jstr(art, "xlated_insns");
+	return s ? json_string(s) : json_null();
 }
 
 static int cmd_diff(int argc, char **argv)
 {
 	char ga[PB_DIGEST_HEX_LEN], gb[PB_DIGEST_HEX_LEN], ra[PB_DIGEST_HEX_LEN], rb[PB_DIGEST_HEX_LEN];
+	struct receipt_diff d = { 0 };
 	struct pb_store *s = NULL;
-	json_t *sa = NULL, *sb = NULL, *fields = NULL, *tr = NULL, *as = NULL, *ins = NULL;
-	const json_t *pa, *pb;
-	void *ba = NULL, *bb = NULL;
-	size_t la = 0, lb = 0, i;
+	json_t *sa = NULL, *sb = NULL;
 	struct ropts o;
-	json_t *v;
 	int rc, ret = EXIT_USAGE, differ;
 
 	rc = parse_opts(argc, argv, &o);
@@ -781,71 +716,26 @@ static int cmd_diff(int argc, char **argv)
 		ret = EXIT_FINDINGS;
 		goto out;
 	}
-	pa = json_object_get(sa, "predicate");
-	pb = json_object_get(sb, "predicate");
-	fields = field_diff(json_object_get(pa, "generation"), json_object_get(pb, "generation"),
-			    "", json_object());
-	tr = step_diff(json_object_get(json_object_get(pa, "generation"), "transforms"),
-		       json_object_get(json_object_get(pb, "generation"), "transforms"));
-	as = step_diff(json_object_get(json_object_get(pa, "generation"), "assumptions"),
-		       json_object_get(json_object_get(pb, "generation"), "assumptions"));
-	if (insns_artifact(pa) && insns_artifact(pb) && !pb_store__get(s, insns_artifact(pa), &ba, &la) &&
-	    !pb_store__get(s, insns_artifact(pb), &bb, &lb))
-		ins = insn_diff(ba, la, bb, lb);
-	else
-		ins = json_array();
-	differ = strcmp(ga, gb) != 0;
-	if (json_output) {
-		json_print_and_free(json_pack("{s:s, s:s, s:b, s:O, s:O, s:O, s:{s:I, s:I, s:O}, s:{s:O, s:O}}",
-			"a", ga, "b", gb, "differ", differ, "generation_fields", fields,
-			"transforms", tr, "assumptions", as,
-			"insns", "a_count", (json_int_t)(la / 8), "b_count", (json_int_t)(lb / 8), "edits", ins,
-			"native_image_digest", "a", json_object_get(pa, "native_image_digest"),
-			"b", json_object_get(pb, "native_image_digest")));
-	} else {
-		const char *k;
-
-		printf("a %s\nb %s\n", ga, gb);
-		json_object_foreach(fields, k, v) {
-			char *x = json_dumps(json_object_get(v, "a"), JSON_ENCODE_ANY | JSON_COMPACT);
-			char *y = json_dumps(json_object_get(v, "b"), JSON_ENCODE_ANY | JSON_COMPACT);
-
-			printf("  %-34s %s -> %s\n", k, x, y);
-			free(x);
-			free(y);
-		}
-		json_array_foreach(json_object_get(tr, "removed"), i, v)
-			printf("  - transform  %s: %s\n", jstr(v, "id"), jstr(v, "description"));
-		json_array_foreach(json_object_get(tr, "added"), i, v)
-			printf("  + transform  %s: %s\n", jstr(v, "id"), jstr(v, "description"));
-		json_array_foreach(json_object_get(as, "removed"), i, v)
-			printf("  - assumption %s: %s\n", jstr(v, "id"), jstr(v, "description"));
-		json_array_foreach(json_object_get(as, "added"), i, v)
-			printf("  + assumption %s: %s\n", jstr(v, "id"), jstr(v, "description"));
-		printf("  instructions: %zu -> %zu\n", la / 8, lb / 8);
-		json_array_foreach(ins, i, v) {
-			if (!strcmp(jstr(v, "op"), "-"))
-				printf("    - [%lld] %s\n", (long long)jint(v, "a_index"), jstr(v, "insn"));
-			else if (!strcmp(jstr(v, "op"), "+"))
-				printf("    + [%lld] %s\n", (long long)jint(v, "b_index"), jstr(v, "insn"));
-			else
-				printf("    (%s)\n", jstr(v, "op"));
-		}
-		printf("  native image: %s -> %s\n", jstr(pa, "native_image_digest"),
-		       jstr(pb, "native_image_digest"));
-		if (!differ)
-			printf("  (same generation)\n");
+	if (receipt_diff__build(s, sa, sb, &d)) {
+		ret = EXIT_FAILURE_RT;
+		goto out;
 	}
+	differ = strcmp(ga, gb) != 0;
+	if (json_output)
+		json_print_and_free(json_pack("{s:s, s:s, s:b, s:O, s:o, s:o, s:{s:I, s:I, s:o}, s:{s:o, s:o}}",
+			"a", ga, "b", gb, "differ", differ, "generation_fields", d.fields,
+			"transforms", step_diff__to_json(&d.transforms),
+			"assumptions", step_diff__to_json(&d.assumptions),
+			"insns", "a_count", (json_int_t)d.a_count, "b_count", (json_int_t)d.b_count,
+			"edits", receipt_diff__edits_json(&d),
+			"native_image_digest", "a", str_or_null(d.a_native), "b", str_or_null(d.b_native)));
+	else
+		print_diff(ga, gb, &d, differ);
 	ret = differ ? EXIT_FINDINGS : EXIT_OK;
 out:
-	free(ba);
-	free(bb);
+	receipt_diff__clear(&d);
 	json_decref(sa);
 	json_decref(sb);
-	json_decref(fields);
-	json_decref(tr);
-	json_decref(as);
-	json_decref(ins);
 	pb_store__free(s);
 	return ret;
 }

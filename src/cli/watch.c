@@ -40,7 +40,8 @@ static void watch_help(FILE *out)
 		bin_name);
 }
 
-int do_watch(int argc, char **argv)
+/* Options: -1 to go on, else the exit status to return now. */
+static int parse_watch_opts(int argc, char **argv, const char **store, uint64_t *duration_ns)
 {
 	static const struct option opts[] = {
 		{ "store", required_argument, NULL, 's' },
@@ -48,23 +49,18 @@ int do_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *store = cli_default_store();
-	struct pb_observer_opts oo = { 0 };
-	struct pb_observer *o = NULL;
-	struct pb_store *s = NULL;
-	uint64_t duration_ns = 0;
-	uint64_t end = 0;
-	struct lifelog_observer_stats st;
-	int opt, err, ret = EXIT_FAILURE_RT;
+	int opt;
 
-	if (!store || !*store)
-		store = "./probity-store";
+	*store = cli_default_store();
+	if (!*store || !**store)
+		*store = "./probity-store";
+	*duration_ns = 0;
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "s:d:h", opts, NULL)) >= 0) {
 		switch (opt) {
-		case 's': store = optarg; break;
+		case 's': *store = optarg; break;
 		case 'd':
-			if (cli_parse_duration("--duration", optarg, false, 1e7, &duration_ns))
+			if (cli_parse_duration("--duration", optarg, false, 1e7, duration_ns))
 				return EXIT_USAGE;
 			break;
 		case 'h': watch_help(stdout); return EXIT_OK;
@@ -75,6 +71,47 @@ int do_watch(int argc, char **argv)
 		p_err("'watch' takes no arguments (see '%s watch --help')", bin_name);
 		return EXIT_USAGE;
 	}
+	return -1;
+}
+
+/* What was seen and missed, from the observer's counters. */
+static void print_stats(const char *store, const struct lifelog_observer_stats *st)
+{
+	if (json_output) {
+		json_print_and_free(json_pack("{s:s, s:o}", "store", store, "stats",
+					      lifelog_observer_stats__encode(st)));
+		return;
+	}
+	printf("watch: %llu bpf() calls, %llu loads seen, %llu captured (%llu via fd, %llu by id), "
+	       "%llu link creates, %llu link updates, %llu unloads\n",
+	       (unsigned long long)st->bpf_syscalls, (unsigned long long)st->loads_seen,
+	       (unsigned long long)st->captured, (unsigned long long)st->captured_by_fd,
+	       (unsigned long long)st->captured_by_id, (unsigned long long)st->link_creates,
+	       (unsigned long long)st->link_updates, (unsigned long long)st->unloads);
+	printf("missed: %llu gone before capture, %llu perf records lost, %llu ring buffer drops, "
+	       "%llu syscalls not followed, %llu links unresolved\n",
+	       (unsigned long long)st->missed.gone_before_capture,
+	       (unsigned long long)st->missed.perf_records_lost,
+	       (unsigned long long)st->missed.ringbuf_dropped,
+	       (unsigned long long)st->missed.syscalls_not_followed,
+	       (unsigned long long)st->missed.links_unresolved);
+}
+
+int do_watch(int argc, char **argv)
+{
+	const char *store;
+	struct pb_observer_opts oo = { 0 };
+	struct pb_observer *o = NULL;
+	struct pb_store *s = NULL;
+	uint64_t duration_ns = 0;
+	uint64_t end = 0;
+	struct lifelog_observer_stats st;
+	int err, ret;
+
+	ret = parse_watch_opts(argc, argv, &store, &duration_ns);
+	if (ret >= 0)
+		return ret;
+	ret = EXIT_FAILURE_RT;
 	err = pb_store__open(store, NULL, &s);
 	if (err) {
 		p_err("cannot open receipt store '%s': %s", store, strerror(-err));
@@ -101,24 +138,7 @@ int do_watch(int argc, char **argv)
 	if (err)
 		p_warn("could not log the observer's stop entry: %s", strerror(-err));
 	pb_observer__stats(o, &st);
-	if (json_output) {
-		json_print_and_free(json_pack("{s:s, s:o}", "store", store, "stats",
-					      lifelog_observer_stats__encode(&st)));
-	} else {
-		printf("watch: %llu bpf() calls, %llu loads seen, %llu captured (%llu via fd, %llu by id), "
-		       "%llu link creates, %llu link updates, %llu unloads\n",
-		       (unsigned long long)st.bpf_syscalls, (unsigned long long)st.loads_seen,
-		       (unsigned long long)st.captured, (unsigned long long)st.captured_by_fd,
-		       (unsigned long long)st.captured_by_id, (unsigned long long)st.link_creates,
-		       (unsigned long long)st.link_updates, (unsigned long long)st.unloads);
-		printf("missed: %llu gone before capture, %llu perf records lost, %llu ring buffer drops, "
-		       "%llu syscalls not followed, %llu links unresolved\n",
-		       (unsigned long long)st.missed.gone_before_capture,
-		       (unsigned long long)st.missed.perf_records_lost,
-		       (unsigned long long)st.missed.ringbuf_dropped,
-		       (unsigned long long)st.missed.syscalls_not_followed,
-		       (unsigned long long)st.missed.links_unresolved);
-	}
+	print_stats(store, &st);
 	ret = EXIT_OK;
 out:
 	pb_observer__free(o);

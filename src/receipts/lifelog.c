@@ -321,3 +321,15 @@ out:
 	close(lock_fd);
 	return err;
 }
+
+json_t *lifelog_entry__public(const json_t *e)
+{
+	json_t *c = json_deep_copy(e);
+
+	if (!c)
+		return NULL;
+	json_object_set(c, LK_PUBLIC_HASH, json_object_get(c, LK_HASH));
+	json_object_del(c, LK_HASH);
+	json_object_del(c, LK_OFFSET);
+	return c;
+}

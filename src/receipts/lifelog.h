@@ -48,6 +48,10 @@ struct lifelog_problem_cb {
  * lifelog_entry__decode. */
 int lifelog__read(struct pb_store *s, json_t **entries, const struct lifelog_problem_cb *cb);
 
+/* A copy of entry e (from lifelog__read) as the CLI shows it: "_hash"
+ * kept as "hash", "_offset" dropped. */
+json_t *lifelog_entry__public(const json_t *e);
+
 /* ---- typed entries ----
  *
  * Every decoder below fills *out from j and returns 0, or -EINVAL with

@@ -74,7 +74,45 @@ static inline bool pb_opts_valid(const void *opts, size_t sz, size_t known)
 #define PB_OPTS_GET(o, type, f, def) \
 	((o) && (o)->sz >= pb_offsetofend(struct type, f) ? (o)->f : (def))
 
-/* ---- generation.c ---- */
+/* ---- generation.c, record.c: one generation ---- */
+struct gen_opts {		/* what begin() was told, owned copies */
+	char *parent;		/* NULL: a root generation */
+	char *source_build_id;	/* NULL: unknown */
+	char *optimizer_name, *optimizer_version, *optimizer_build_id;
+	char *provenance;	/* "recorded" / "unknown" */
+};
+
+struct pb_generation {
+	struct pb_store *s;
+	struct gen_opts opts;
+	json_t *transforms;
+	json_t *assumptions;
+	char gen_id[PB_DIGEST_HEX_LEN];
+	char receipt[PB_DIGEST_HEX_LEN];
+	char native[PB_DIGEST_HEX_LEN];
+	uint32_t prog_id;
+	json_t *jit_ranges;
+	bool captured;
+	char *log_buf;
+	struct { char hex[PB_DIGEST_HEX_LEN]; void *buf; size_t len; } *ev;
+	size_t n_ev;
+};
+
+struct capture_in {
+	int prog_fd;
+	const void *submitted;		/* insns as submitted, or NULL */
+	size_t submitted_len;
+	const char *log;
+	uint32_t log_level;
+	const char *source;		/* "library", "observer" */
+	uint64_t load_ns;		/* verifier + JIT time seen by the caller */
+};
+
+/* record.c: capture in->prog_fd, write artifacts + receipt, log 'loaded'
+ * (or hand the entry to *loaded_out). */
+int generation__capture_and_record(struct pb_generation *g, const struct capture_in *in,
+				   json_t **loaded_out);
+
 /* The verifier result digest: canonical {accepted, log_level,
  * verified_insns, log_normalized_digest} (written by generation.c,
  * recomputed by verify.c). */

@@ -111,6 +111,7 @@
 /* added by lifelog__read, never stored */
 #define LK_HASH			"_hash"
 #define LK_OFFSET		"_offset"
+#define LK_PUBLIC_HASH		"hash"		/* _hash as `receipts log -j` shows it */
 /* generation-bearing kinds: loaded, activated, retired, unloaded,
  * link-updated (the installed generation) */
 #define LK_GENERATION_ID	"generation_id"

@@ -26,7 +26,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include "receipts/receipts_int.h"
+#include "receipts/canon.h"
+#include "receipts/lifelog.h"
+#include "receipts/receipt.h"
+#include "receipts/store.h"
+#include "receipts/verify.h"
 #include "fuzz_tmp.h"
 
 static struct pb_store *store;

@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "receipts/receipts_int.h"
+#include "receipts/canon.h"
+#include "receipts/normalize.h"
+#include "receipts/receipt.h"
+#include "receipts/store.h"
 
 static void check_canon(const json_t *j)
 {

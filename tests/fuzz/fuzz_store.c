@@ -27,7 +27,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "receipts/receipts_int.h"
+#include "receipts/canon.h"
+#include "receipts/lifelog.h"
+#include "receipts/receipt.h"
+#include "receipts/store.h"
+#include "receipts/verify.h"
 #include "fuzz_tmp.h"
 
 #define MAX_PARTS 10

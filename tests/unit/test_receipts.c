@@ -20,7 +20,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "common/framing.h"
-#include "receipts/receipts_int.h"
+#include "receipts/canon.h"
+#include "receipts/lifelog.h"
+#include "receipts/receipt.h"
+#include "receipts/store.h"
+#include "receipts/verify.h"
 #include "rcpt_xdp.skel.h"
 
 #define RCPT_MARK 0x5eed01
