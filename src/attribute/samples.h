@@ -2,7 +2,7 @@
  * "Sample file format"): the shared framing (common/framing.h) with magic
  * "PBSAMPL\0", a JSON header chunk, a JSON snapshot chunk, runs of
  * fixed-width little-endian records, a JSON end chunk. The writer and the
- * reader of its records are samples.c.
+ * reader are samples.c, the decoders of its JSON chunks samples_json.c.
  */
 #ifndef PROBITY_ATTRIBUTE_SAMPLES_H
 #define PROBITY_ATTRIBUTE_SAMPLES_H
@@ -112,7 +112,8 @@ int samples_writer__flush(struct samples_writer *w);
 int samples_writer__close(struct samples_writer *w, const json_t *end);
 
 struct samples_read_cb {
-	/* each may be NULL; a non-zero return stops the read with it */
+	/* each may be NULL; a non-zero return stops the read with it. The
+	 * JSON chunks are objects (decode: sf_snapshot__decode, sf_end__decode) */
 	int (*header)(void *ctx, const json_t *hdr);
 	int (*snapshot)(void *ctx, const json_t *snap);
 	int (*record)(void *ctx, const struct sf_record *r);
