@@ -659,6 +659,19 @@ int receipt_target__decode(const json_t *j, struct receipt_target *out, json_err
 	return finish(&d);
 }
 
+bool receipt__is_receipt(const json_t *j)
+{
+	struct decoder d = { NULL, 0 };
+	struct receipt_view v;
+
+	memset(&v, 0, sizeof(v));
+	if (!json_is_object(j))
+		return false;
+	decode_fields(&d, j, "", statement_fields, N(statement_fields), &v);	/* the types suffice */
+	return !strcmp(v.type ?: "", PB_INTOTO_STATEMENT_TYPE) &&
+	       !strcmp(v.predicate_type ?: "", PB_RECEIPT_PREDICATE_TYPE);
+}
+
 int receipt__generation_id(const json_t *predicate, char hex[PB_DIGEST_HEX_LEN])
 {
 	struct receipt_view v;

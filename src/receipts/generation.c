@@ -162,15 +162,6 @@ uint32_t pb_generation__prog_id(const struct pb_generation *g)
 }
 
 /* The hashed body: everything that decides what this generation is. */
-bool receipt__is_receipt(const json_t *j)
-{
-	struct receipt_view v;
-
-	receipt__decode(j, &v, NULL);	/* only the two types matter here */
-	return json_is_object(j) && !strcmp(v.type ?: "", PB_INTOTO_STATEMENT_TYPE) &&
-	       !strcmp(v.predicate_type ?: "", PB_RECEIPT_PREDICATE_TYPE);
-}
-
 /* The verifier result digest: canonical {accepted, log_level,
  * verified_insns, log_normalized_digest}, the stable part of a load. */
 int receipt__verifier_result_digest(bool accepted, int64_t log_level, int64_t verified_insns,

@@ -326,8 +326,10 @@ json_t *lifelog_entry__public(const json_t *e)
 {
 	json_t *c = json_deep_copy(e);
 
-	if (!c)
+	if (!c) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	json_object_set(c, LK_PUBLIC_HASH, json_object_get(c, LK_HASH));
 	json_object_del(c, LK_HASH);
 	json_object_del(c, LK_OFFSET);
