@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "attribute/attribute.h"
-#include "receipts/receipts_int.h"
+#include "attribute/itable.h"
+#include "attribute/samples.h"
+#include "probity/receipts.h"
+#include "receipts/lifelog.h"
 
 #define GEN_NS	 1000000000ull	/* each generation active 1 s */
 #define T0	 1000000000000ull
@@ -185,7 +187,7 @@ int main(int argc, char **argv)
 	struct pb_store *s;
 	json_t *entries = NULL;
 	uint64_t t0, t1, t2, t3;
-	char err[256];
+	struct attr_errtext err = { "" };
 	long n;
 	int gens, rc;
 
@@ -205,14 +207,14 @@ int main(int argc, char **argv)
 	t1 = now();
 	x.t = attr_table__new();
 	if (pb_store__open(argv[1], &so, &s) || lifelog__read(s, &entries, NULL) < 0 ||
-	    attr_table__add_lifelog(x.t, entries) || samples__read(argv[2], &c1, err, sizeof(err)) ||
+	    attr_table__add_lifelog(x.t, entries) || samples__read(argv[2], &c1, &err) ||
 	    attr_table__build(x.t)) {
-		fprintf(stderr, "table: %s\n", err);
+		fprintf(stderr, "table: %s\n", err.msg);
 		return 1;
 	}
 	t2 = now();
-	if (samples__read(argv[2], &c2, err, sizeof(err))) {
-		fprintf(stderr, "pass 2: %s\n", err);
+	if (samples__read(argv[2], &c2, &err)) {
+		fprintf(stderr, "pass 2: %s\n", err.msg);
 		return 1;
 	}
 	t3 = now();

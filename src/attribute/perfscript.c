@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attribute/attribute.h"
+#include "attribute/perfscript.h"
 
 #define PS_MAX_TOK 32
 
@@ -74,7 +74,7 @@ static uint64_t time_ns(const char *t, size_t n)
 }
 
 static int parse_line(const char *line, size_t len, unsigned long lineno, struct ps_sample *s,
-		      char *symbuf, size_t symsz, char *err, size_t errsz)
+		      char *symbuf, size_t symsz, struct attr_errtext *err)
 {
 	const char *tok[PS_MAX_TOK];
 	size_t tl[PS_MAX_TOK], n = 0, i, ti = SIZE_MAX, k;
@@ -100,7 +100,7 @@ static int parse_line(const char *line, size_t len, unsigned long lineno, struct
 	if (ti == SIZE_MAX)
 		return 0;	/* not a sample line */
 	if (tl[ti] > 22) {
-		snprintf(err, errsz, "line %lu: time '%.*s' out of range", lineno, (int)tl[ti], tok[ti]);
+		attr_errtext__set(err, "line %lu: time '%.*s' out of range", lineno, (int)tl[ti], tok[ti]);
 		return -EBADMSG;
 	}
 	memset(s, 0, sizeof(*s));
@@ -134,8 +134,8 @@ static int parse_line(const char *line, size_t len, unsigned long lineno, struct
 		}
 	}
 	if (k >= n || !parse_u64(tok[k], tl[k], 16, &s->ip)) {
-		snprintf(err, errsz, "line %lu: expected an instruction pointer (hex) after the time and event, found '%.*s'",
-			 lineno, k < n ? (int)(tl[k] > 40 ? 40 : tl[k]) : 6, k < n ? tok[k] : "(none)");
+		attr_errtext__set(err, "line %lu: expected an instruction pointer (hex) after the time and event, found '%.*s'",
+				  lineno, k < n ? (int)(tl[k] > 40 ? 40 : tl[k]) : 6, k < n ? tok[k] : "(none)");
 		return -EBADMSG;
 	}
 	if (k + 1 < n && tok[k + 1][0] != '(') {
@@ -152,14 +152,14 @@ static int parse_line(const char *line, size_t len, unsigned long lineno, struct
 			l = symsz - 1;
 		memcpy(symbuf, t, l);
 		symbuf[l] = 0;
-		if (strcmp(symbuf, "[unknown]"))
+		if (l && strcmp(symbuf, "[unknown]"))	/* "+0x5e" alone names nothing */
 			s->sym = symbuf;
 	}
 	return 1;
 }
 
 int perfscript__parse(const char *text, size_t len, int (*fn)(void *ctx, const struct ps_sample *s),
-		      void *ctx, char *err, size_t errsz)
+		      void *ctx, struct attr_errtext *err)
 {
 	unsigned long lineno = 0;
 	size_t off = 0;
@@ -173,11 +173,11 @@ int perfscript__parse(const char *text, size_t len, int (*fn)(void *ctx, const s
 
 		lineno++;
 		if (memchr(text + off, 0, ll)) {
-			snprintf(err, errsz, "line %lu: NUL byte (not perf script text)", lineno);
+			attr_errtext__set(err, "line %lu: NUL byte (not perf script text)", lineno);
 			return -EBADMSG;
 		}
 		if (ll && text[off] != '#') {
-			rc = parse_line(text + off, ll, lineno, &s, sym, sizeof(sym), err, errsz);
+			rc = parse_line(text + off, ll, lineno, &s, sym, sizeof(sym), err);
 			if (rc < 0)
 				return rc;
 			if (rc == 1 && (rc = fn(ctx, &s)))

@@ -17,10 +17,12 @@
 #include <sys/utsname.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
+#include "common/array.h"
 #include "common/clock.h"
-#include "attribute/attribute.h"
+#include "attribute/samples.h"
+#include "attribute/sampler.h"
 #include "observe/perf_ring.h"
-#include "receipts/receipts_int.h"
+#include "receipts/capture.h"
 
 #ifndef PERF_RECORD_KSYMBOL
 #define PERF_RECORD_KSYMBOL 17
@@ -46,15 +48,8 @@ struct pb_sampler {
 
 static void live_add(struct pb_sampler *s, uint64_t addr, uint32_t len)
 {
-	if (s->n_live == s->cap_live) {
-		size_t cap = s->cap_live ? s->cap_live * 2 : 64;
-		struct live_range *n = realloc(s->live, cap * sizeof(*n));
-
-		if (!n)
-			return;	/* only the live counter suffers */
-		s->live = n;
-		s->cap_live = cap;
-	}
+	if (PB_ARRAY_RESERVE_ONE(s->live, s->n_live, s->cap_live))
+		return;	/* only the live counter suffers */
 	s->live[s->n_live++] = (struct live_range){ addr, len };
 }
 
@@ -97,13 +92,101 @@ static uint64_t trailer_time(const struct perf_event_header *h)
 	return t;
 }
 
+static int on_sample(struct pb_sampler *s, const struct perf_event_header *h, uint64_t *t)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	uint64_t ip;
+	uint32_t pid, tid, scpu;
+	uint16_t m = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	uint8_t mode = m == PERF_RECORD_MISC_KERNEL ? SF_MODE_KERNEL :
+		       m == PERF_RECORD_MISC_USER ? SF_MODE_USER : SF_MODE_UNKNOWN;
+
+	if (h->size - sizeof(*h) < 32)
+		return 0;
+	memcpy(&ip, p, 8);
+	memcpy(&pid, p + 8, 4);
+	memcpy(&tid, p + 12, 4);
+	memcpy(t, p + 16, 8);
+	memcpy(&scpu, p + 24, 4);
+	s->st.samples++;
+	if (mode == SF_MODE_KERNEL)
+		s->st.kernel++;
+	else if (mode == SF_MODE_USER)
+		s->st.user++;
+	if (mode == SF_MODE_KERNEL && live_has(s, ip))
+		s->st.in_bpf_jit++;
+	return samples_writer__sample(s->w, scpu, *t, ip, pid, tid, mode);
+}
+
+static int on_ksymbol(struct pb_sampler *s, int cpu, const struct perf_event_header *h, uint64_t t,
+		      uint64_t tmax)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t body = h->size - sizeof(*h), max;
+	uint64_t addr;
+	uint32_t len;
+	uint16_t kt, kf;
+	char name[256];
+
+	if (body < 16 + 24)
+		return 0;
+	memcpy(&addr, p, 8);
+	memcpy(&len, p + 8, 4);
+	memcpy(&kt, p + 12, 2);
+	memcpy(&kf, p + 14, 2);
+	max = body - 16 - 24;
+	snprintf(name, sizeof(name), "%.*s", (int)(max < sizeof(name) ? max : sizeof(name) - 1),
+		 (const char *)p + 16);
+	s->st.ksymbols++;
+	if (kt == PERF_RECORD_KSYMBOL_TYPE_BPF) {
+		if (kf & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
+			live_del(s, addr);
+		else
+			live_add(s, addr, len);
+	}
+	return samples_writer__ksymbol(s->w, cpu, t, tmax, addr, len, kt, kf, name);
+}
+
+static int on_bpf_event(struct pb_sampler *s, int cpu, const struct perf_event_header *h, uint64_t t,
+			uint64_t tmax)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	uint16_t ev;
+	uint32_t id;
+
+	if (h->size - sizeof(*h) < 16 + 24)
+		return 0;
+	memcpy(&ev, p, 2);
+	memcpy(&id, p + 4, 4);
+	s->st.bpf_events++;
+	return samples_writer__bpf_event(s->w, cpu, t, tmax, ev, id, p + 8);
+}
+
+static int on_lost(struct pb_sampler *s, int cpu, const struct perf_event_header *h, uint64_t *t)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	uint64_t n;
+
+	if (h->size - sizeof(*h) < 16)
+		return 0;
+	memcpy(&n, p + 8, 8);
+	*t = trailer_time(h);
+	if (!*t)
+		*t = pb_mono_ns();
+	s->st.lost += n;
+	s->st.lost_records++;
+	return samples_writer__lost(s->w, cpu, *t, n, s->last_time[cpu]);
+}
+
+/* One ring record into the sample file. Side-band records get their
+ * time [t, tmax] here; the time of a sample or side-band record with a
+ * kernel stamp becomes the CPU's last time, which bounds the next
+ * unstamped or lost record. */
 static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 {
 	struct pb_sampler *s = ctx;
-	const uint8_t *p = (const uint8_t *)(h + 1);
-	size_t body = h->size - sizeof(*h);
 	uint64_t t = 0, tmax = 0;
-	int err = 0;
+	int err;
 
 	if (h->type == PERF_RECORD_KSYMBOL || h->type == PERF_RECORD_BPF_EVENT) {
 		/* the kernel leaves the stamp 0 at times (another perf session
@@ -115,84 +198,19 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 			s->st.time_estimated++;
 		}
 	}
-
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE: {
-		uint64_t ip;
-		uint32_t pid, tid, scpu;
-		uint16_t m = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-		uint8_t mode = m == PERF_RECORD_MISC_KERNEL ? SF_MODE_KERNEL :
-			       m == PERF_RECORD_MISC_USER ? SF_MODE_USER : SF_MODE_UNKNOWN;
-
-		if (body < 32)
-			break;
-		memcpy(&ip, p, 8);
-		memcpy(&pid, p + 8, 4);
-		memcpy(&tid, p + 12, 4);
-		memcpy(&t, p + 16, 8);
-		memcpy(&scpu, p + 24, 4);
-		s->st.samples++;
-		if (mode == SF_MODE_KERNEL)
-			s->st.kernel++;
-		else if (mode == SF_MODE_USER)
-			s->st.user++;
-		if (mode == SF_MODE_KERNEL && live_has(s, ip))
-			s->st.in_bpf_jit++;
-		err = samples_writer__sample(s->w, scpu, t, ip, pid, tid, mode);
+	case PERF_RECORD_SAMPLE:
+		err = on_sample(s, h, &t);
 		break;
-	}
-	case PERF_RECORD_KSYMBOL: {
-		uint64_t addr;
-		uint32_t len;
-		uint16_t kt, kf;
-		char name[256];
-		size_t max;
-
-		if (body < 16 + 24)
-			break;
-		memcpy(&addr, p, 8);
-		memcpy(&len, p + 8, 4);
-		memcpy(&kt, p + 12, 2);
-		memcpy(&kf, p + 14, 2);
-		max = body - 16 - 24;
-		snprintf(name, sizeof(name), "%.*s", (int)(max < sizeof(name) ? max : sizeof(name) - 1),
-			 (const char *)p + 16);
-		s->st.ksymbols++;
-		if (kt == PERF_RECORD_KSYMBOL_TYPE_BPF) {
-			if (kf & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
-				live_del(s, addr);
-			else
-				live_add(s, addr, len);
-		}
-		err = samples_writer__ksymbol(s->w, cpu, t, tmax, addr, len, kt, kf, name);
+	case PERF_RECORD_KSYMBOL:
+		err = on_ksymbol(s, cpu, h, t, tmax);
 		break;
-	}
-	case PERF_RECORD_BPF_EVENT: {
-		uint16_t ev;
-		uint32_t id;
-
-		if (body < 16 + 24)
-			break;
-		memcpy(&ev, p, 2);
-		memcpy(&id, p + 4, 4);
-		s->st.bpf_events++;
-		err = samples_writer__bpf_event(s->w, cpu, t, tmax, ev, id, p + 8);
+	case PERF_RECORD_BPF_EVENT:
+		err = on_bpf_event(s, cpu, h, t, tmax);
 		break;
-	}
-	case PERF_RECORD_LOST: {
-		uint64_t n;
-
-		if (body < 16)
-			break;
-		memcpy(&n, p + 8, 8);
-		t = trailer_time(h);
-		if (!t)
-			t = pb_mono_ns();
-		s->st.lost += n;
-		s->st.lost_records++;
-		err = samples_writer__lost(s->w, cpu, t, n, s->last_time[cpu]);
+	case PERF_RECORD_LOST:
+		err = on_lost(s, cpu, h, &t);
 		break;
-	}
 	default:
 		return 0;
 	}
@@ -203,74 +221,75 @@ static int on_record(void *ctx, int cpu, const struct perf_event_header *h)
 	return 0;
 }
 
-/* Every BPF program alive now: id, tag, name, JIT ranges. */
+/* Program id for the snapshot: id, tag, name, JIT ranges (added to the
+ * live ranges). NULL when it is gone meanwhile (its unregistration is
+ * then in the stream) or cannot be read. */
+static json_t *snapshot_prog(struct pb_sampler *s, uint32_t id)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info), i, nk, nf;
+	uint64_t *ksyms = NULL;
+	uint32_t *lens = NULL;
+	char tag[17], a[24];
+	json_t *ranges, *prog = NULL;
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	if (fd < 0)
+		return NULL;
+	memset(&info, 0, sizeof(info));
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		goto out;
+	nk = info.nr_jited_ksyms;
+	nf = info.nr_jited_func_lens;
+	ksyms = calloc(nk + 1, sizeof(*ksyms));
+	lens = calloc(nf + 1, sizeof(*lens));
+	if (!ksyms || !lens)
+		goto out;
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = nk;
+	info.jited_ksyms = (uintptr_t)ksyms;
+	info.nr_jited_func_lens = nf;
+	info.jited_func_lens = (uintptr_t)lens;
+	len = sizeof(info);
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		goto out;
+	/* a program swapped in between the two calls may report more */
+	nk = info.nr_jited_ksyms < nk ? info.nr_jited_ksyms : nk;
+	nf = info.nr_jited_func_lens < nf ? info.nr_jited_func_lens : nf;
+	for (i = 0; i < 8; i++)
+		snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
+	ranges = json_array();
+	for (i = 0; i < nk; i++) {
+		snprintf(a, sizeof(a), "0x%llx", (unsigned long long)ksyms[i]);
+		json_array_append_new(ranges, json_pack("{s:s, s:I}", SFR_ADDR, a, SFR_LEN,
+							(json_int_t)(i < nf ? lens[i] : 0)));
+		live_add(s, ksyms[i], i < nf ? lens[i] : 0);
+	}
+	prog = json_pack("{s:I, s:s, s:s, s:I, s:I, s:o}", SFP_ID, (json_int_t)id, SFP_TAG, tag, SFP_NAME,
+			 info.name, SFP_TYPE, (json_int_t)info.type, SFP_LOAD_TIME_BOOT_NS,
+			 (json_int_t)info.load_time, SFP_JIT_RANGES, ranges);
+out:
+	free(ksyms);
+	free(lens);
+	close(fd);
+	return prog;
+}
+
+/* Every BPF program alive now. */
 static json_t *snapshot_progs(struct pb_sampler *s)
 {
-	json_t *progs = json_array();
+	json_t *progs = json_array(), *p;
 	uint32_t id = 0;
 
 	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info), i, nk, nf;
-		uint64_t *ksyms;
-		uint32_t *lens;
-		char tag[17], a[24];
-		json_t *ranges;
-		int fd = bpf_prog_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;	/* gone meanwhile: its unregister is in the stream */
-		memset(&info, 0, sizeof(info));
-		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
-			close(fd);
+		p = snapshot_prog(s, id);
+		if (!p)
 			continue;
-		}
-		nk = info.nr_jited_ksyms;
-		nf = info.nr_jited_func_lens;
-		ksyms = calloc(nk + 1, sizeof(*ksyms));
-		lens = calloc(nf + 1, sizeof(*lens));
-		if (!ksyms || !lens) {
-			free(ksyms);
-			free(lens);
-			close(fd);
-			continue;
-		}
-		memset(&info, 0, sizeof(info));
-		info.nr_jited_ksyms = nk;
-		info.jited_ksyms = (uintptr_t)ksyms;
-		info.nr_jited_func_lens = nf;
-		info.jited_func_lens = (uintptr_t)lens;
-		len = sizeof(info);
-		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
-			free(ksyms);
-			free(lens);
-			close(fd);
-			continue;
-		}
-		close(fd);
-		/* a program swapped in between the two calls may report more */
-		nk = info.nr_jited_ksyms < nk ? info.nr_jited_ksyms : nk;
-		nf = info.nr_jited_func_lens < nf ? info.nr_jited_func_lens : nf;
-		for (i = 0; i < 8; i++)
-			snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
-		ranges = json_array();
-		for (i = 0; i < nk; i++) {
-			snprintf(a, sizeof(a), "0x%llx", (unsigned long long)ksyms[i]);
-			json_array_append_new(ranges, json_pack("{s:s, s:I}", "addr", a, "len",
-								(json_int_t)(i < nf ? lens[i] : 0)));
-			live_add(s, ksyms[i], i < nf ? lens[i] : 0);
-		}
-		free(ksyms);
-		free(lens);
-		json_array_append_new(progs, json_pack("{s:I, s:s, s:s, s:I, s:I, s:o}", "id", (json_int_t)id,
-						       "tag", tag, "name", info.name, "type", (json_int_t)info.type,
-						       "load_time_boot_ns", (json_int_t)info.load_time,
-						       "jit_ranges", ranges));
+		json_array_append_new(progs, p);
 		s->st.snapshot_progs++;
 	}
 	return progs;
 }
-
 
 static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
 {
@@ -281,13 +300,13 @@ static json_t *header_json(unsigned int freq, unsigned int pages, int ncpu)
 	if (capture__kernel_build_id(bid, sizeof(bid)))
 		bid[0] = 0;
 	return json_pack("{s:s, s:s, s:i, s:s, s:i, s:i, s:i, s:{s:s, s:s, s:s, s:s}, s:I, s:I, s:i}",
-			 "format", "probity-samples", "clock", "CLOCK_MONOTONIC", "clockid", CLOCK_MONOTONIC,
-			 "event", "cpu-clock", "freq", (int)freq, "ring_pages", (int)pages, "ncpu", ncpu,
-			 "machine", "sysname", u.sysname, "release", u.release, "arch", u.machine,
-			 "kernel_build_id", bid,
-			 "start_mono_ns", (json_int_t)pb_mono_ns(),
-			 "start_realtime_ns", (json_int_t)pb_realtime_ns(),
-			 "page_size", (int)sysconf(_SC_PAGESIZE));
+			 SFH_FORMAT, "probity-samples", SFH_CLOCK, "CLOCK_MONOTONIC", SFH_CLOCKID, CLOCK_MONOTONIC,
+			 SFH_EVENT, "cpu-clock", SFH_FREQ, (int)freq, SFH_RING_PAGES, (int)pages, SFH_NCPU, ncpu,
+			 SFH_MACHINE, SFH_SYSNAME, u.sysname, SFH_RELEASE, u.release, SFH_ARCH, u.machine,
+			 SFH_KERNEL_BUILD_ID, bid,
+			 SFH_START_MONO_NS, (json_int_t)pb_mono_ns(),
+			 SFH_START_REALTIME_NS, (json_int_t)pb_realtime_ns(),
+			 SFH_PAGE_SIZE, (int)sysconf(_SC_PAGESIZE));
 }
 
 int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out)
@@ -343,7 +362,7 @@ int pb_sampler__new(const struct pb_sampler_opts *opts, struct pb_sampler **out)
 	err = perf_ring__enable(s->ring);
 	if (err)
 		goto fail;
-	snap = json_pack("{s:I, s:o}", "mono_ns", (json_int_t)pb_mono_ns(), "progs",
+	snap = json_pack("{s:I, s:o}", SFS_MONO_NS, (json_int_t)pb_mono_ns(), SFS_PROGS,
 			 snapshot_progs(s));
 	if (!snap) {
 		err = -ENOMEM;
@@ -374,6 +393,26 @@ int pb_sampler__poll(struct pb_sampler *s, int timeout_ms)
 	return samples_writer__flush(s->w);
 }
 
+int pb_sampler__run(struct pb_sampler *s, const struct pb_sampler_run_opts *o)
+{
+	uint64_t t0 = pb_mono_ns(), end = o->duration_ns ? t0 + o->duration_ns : 0;
+	uint64_t next_progress = t0 + PB_NSEC_PER_SEC;
+	struct pb_sampler_stats st;
+	int err;
+
+	while (!(o->should_stop && o->should_stop(o->ctx)) && (!end || pb_mono_ns() < end)) {
+		err = pb_sampler__poll(s, 100);
+		if (err)
+			return err;
+		if (o->progress && pb_mono_ns() >= next_progress) {
+			pb_sampler__stats(s, &st);
+			o->progress(o->ctx, pb_mono_ns() - t0, &st);
+			next_progress += PB_NSEC_PER_SEC;
+		}
+	}
+	return 0;
+}
+
 void pb_sampler__stats(const struct pb_sampler *s, struct pb_sampler_stats *st)
 {
 	*st = s->st;
@@ -392,9 +431,9 @@ int pb_sampler__finish(struct pb_sampler *s, const char *stopped_by)
 		err = s->err;
 	pb_sampler__stats(s, &st);
 	end = json_pack("{s:s, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
-			"stopped_by", stopped_by ?: "", "stop_mono_ns", (json_int_t)pb_mono_ns(),
-			"stop_realtime_ns", (json_int_t)pb_realtime_ns(),
-			"stats", "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
+			SFE_STOPPED_BY, stopped_by ?: "", SFE_STOP_MONO_NS, (json_int_t)pb_mono_ns(),
+			SFE_STOP_REALTIME_NS, (json_int_t)pb_realtime_ns(),
+			SFE_STATS, "samples", (json_int_t)st.samples, "in_bpf_jit", (json_int_t)st.in_bpf_jit,
 			"kernel", (json_int_t)st.kernel, "user", (json_int_t)st.user,
 			"ksymbol_records", (json_int_t)st.ksymbols, "bpf_event_records", (json_int_t)st.bpf_events,
 			"lost", (json_int_t)st.lost, "lost_records", (json_int_t)st.lost_records,

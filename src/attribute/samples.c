@@ -1,4 +1,4 @@
-/* samples.c: the sample file of `probity sample` (attribute.h,
+/* samples.c: the sample file of `probity sample` (samples.h,
  * docs/attribution.md "Sample file format"): the shared framing with
  * magic "PBSAMPL\0", a JSON header chunk, a JSON snapshot chunk, runs of
  * fixed-width little-endian records, a JSON end chunk.
@@ -6,12 +6,11 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "attribute/attribute.h"
+#include "attribute/samples.h"
 #include "common/framing.h"
 
 #define SF_BUF_SIZE (64 * 1024)
@@ -48,25 +47,24 @@ int samples_writer__create(const char *path, const json_t *header, struct sample
 		return -ENOMEM;
 	w->buf = malloc(SF_BUF_SIZE);
 	if (!w->buf) {
-		free(w);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
 	}
 	w->w = frame_writer__create(path, PB_SAMPLES_MAGIC, PB_SAMPLES_VERSION, NULL, 0, &o);
 	if (!w->w) {
 		err = -errno;
-		free(w->buf);
-		free(w);
-		return err;
+		goto fail;
 	}
 	err = put_json(w, SF_CHUNK_HEADER, header);
-	if (err) {
-		frame_writer__close(w->w);
-		free(w->buf);
-		free(w);
-		return err;
-	}
+	if (err)
+		goto fail;
 	*out = w;
 	return 0;
+fail:
+	frame_writer__close(w->w);
+	free(w->buf);
+	free(w);
+	return err;
 }
 
 int samples_writer__snapshot(struct samples_writer *w, const json_t *snapshot)
@@ -201,100 +199,100 @@ int samples_writer__close(struct samples_writer *w, const json_t *end)
 
 /* ---------------------------------- reader ---------------------------------- */
 
-static void seterr(char *err, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t sz, const char *fmt, ...)
+/* The record of size bytes at p (its head already checked) into r: 0, 1
+ * for a record type of a newer writer (skipped by its size), -EBADMSG.
+ * The chunk's offset in the file and the record's in the chunk name it
+ * in err. */
+static int decode_record(const uint8_t *p, uint16_t size, off_t chunk_off, size_t off,
+			 struct sf_record *r, struct attr_errtext *err)
 {
-	va_list ap;
+	uint16_t type = get16(p);
 
-	if (!err || !sz)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, sz, fmt, ap);
-	va_end(ap);
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->cpu = get32(p + 4);
+	r->time = r->time_max = get64(p + 8);
+	switch (type) {
+	case SF_REC_SAMPLE:
+		if (size < sizeof(struct sf_sample))
+			goto short_rec;
+		r->sample.ip = get64(p + 16);
+		r->sample.pid = get32(p + 24);
+		r->sample.tid = get32(p + 28);
+		r->sample.mode = p[32];
+		break;
+	case SF_REC_KSYMBOL:
+		if (size < 48)	/* 40 + at least the NUL of the name */
+			goto short_rec;
+		r->ksym.addr = get64(p + 16);
+		r->ksym.len = get32(p + 24);
+		r->ksym.ksym_type = get16(p + 28);
+		r->ksym.flags = get16(p + 30);
+		r->time_max = get64(p + 32);
+		if (!memchr(p + 40, 0, size - 40)) {
+			attr_errtext__set(err, "chunk at offset %lld: ksymbol record at +%zu: name is not NUL-terminated",
+					  (long long)chunk_off, off);
+			return -EBADMSG;
+		}
+		r->ksym.name = (const char *)p + 40;
+		break;
+	case SF_REC_BPF_EVENT:
+		if (size < sizeof(struct sf_bpf_event))
+			goto short_rec;
+		r->bpf.event = get16(p + 16);
+		r->bpf.prog_id = get32(p + 20);
+		memcpy(r->bpf.tag, p + 24, 8);
+		r->time_max = get64(p + 32);
+		break;
+	case SF_REC_LOST:
+		if (size < sizeof(struct sf_lost))
+			goto short_rec;
+		r->lost.lost = get64(p + 16);
+		r->lost.since = get64(p + 24);
+		break;
+	default:	/* a newer record type: skip it by its size */
+		return 1;
+	}
+	if (r->time_max < r->time) {
+		attr_errtext__set(err, "chunk at offset %lld: record at +%zu: time_max %llu is before time %llu",
+				  (long long)chunk_off, off, (unsigned long long)r->time_max,
+				  (unsigned long long)r->time);
+		return -EBADMSG;
+	}
+	return 0;
+short_rec:
+	attr_errtext__set(err, "chunk at offset %lld: record type %u at +%zu: size %u is too small",
+			  (long long)chunk_off, type, off, size);
+	return -EBADMSG;
 }
 
 static int parse_records(const uint8_t *p, size_t len, off_t chunk_off, const struct samples_read_cb *cb,
-			 char *err, size_t errsz)
+			 struct attr_errtext *err)
 {
 	size_t off = 0;
 	int ret;
 
 	while (off < len) {
 		struct sf_record r;
-		uint16_t type, size;
+		uint16_t size;
 
 		if (len - off < 16) {
-			seterr(err, errsz, "chunk at offset %lld: record at +%zu: %zu bytes left, a record head is 16",
-			       (long long)chunk_off, off, len - off);
+			attr_errtext__set(err, "chunk at offset %lld: record at +%zu: %zu bytes left, a record head is 16",
+					  (long long)chunk_off, off, len - off);
 			return -EBADMSG;
 		}
-		type = get16(p + off);
 		size = get16(p + off + 2);
 		if (size < 16 || size % 8 || size > len - off) {
-			seterr(err, errsz, "chunk at offset %lld: record at +%zu: bad size %u (expected a multiple of 8, 16..%zu)",
-			       (long long)chunk_off, off, size, len - off);
+			attr_errtext__set(err, "chunk at offset %lld: record at +%zu: bad size %u (expected a multiple of 8, 16..%zu)",
+					  (long long)chunk_off, off, size, len - off);
 			return -EBADMSG;
 		}
-		memset(&r, 0, sizeof(r));
-		r.type = type;
-		r.cpu = get32(p + off + 4);
-		r.time = r.time_max = get64(p + off + 8);
-		switch (type) {
-		case SF_REC_SAMPLE:
-			if (size < sizeof(struct sf_sample))
-				goto short_rec;
-			r.sample.ip = get64(p + off + 16);
-			r.sample.pid = get32(p + off + 24);
-			r.sample.tid = get32(p + off + 28);
-			r.sample.mode = p[off + 32];
-			break;
-		case SF_REC_KSYMBOL:
-			if (size < 48)	/* 40 + at least the NUL of the name */
-				goto short_rec;
-			r.ksym.addr = get64(p + off + 16);
-			r.ksym.len = get32(p + off + 24);
-			r.ksym.ksym_type = get16(p + off + 28);
-			r.ksym.flags = get16(p + off + 30);
-			r.time_max = get64(p + off + 32);
-			if (!memchr(p + off + 40, 0, size - 40)) {
-				seterr(err, errsz, "chunk at offset %lld: ksymbol record at +%zu: name is not NUL-terminated",
-				       (long long)chunk_off, off);
-				return -EBADMSG;
-			}
-			r.ksym.name = (const char *)p + off + 40;
-			break;
-		case SF_REC_BPF_EVENT:
-			if (size < sizeof(struct sf_bpf_event))
-				goto short_rec;
-			r.bpf.event = get16(p + off + 16);
-			r.bpf.prog_id = get32(p + off + 20);
-			memcpy(r.bpf.tag, p + off + 24, 8);
-			r.time_max = get64(p + off + 32);
-			break;
-		case SF_REC_LOST:
-			if (size < sizeof(struct sf_lost))
-				goto short_rec;
-			r.lost.lost = get64(p + off + 16);
-			r.lost.since = get64(p + off + 24);
-			break;
-		default:	/* a newer record type: skip it by its size */
-			off += size;
-			continue;
-		}
-		if (r.time_max < r.time) {
-			seterr(err, errsz, "chunk at offset %lld: record at +%zu: time_max %llu is before time %llu",
-			       (long long)chunk_off, off, (unsigned long long)r.time_max,
-			       (unsigned long long)r.time);
-			return -EBADMSG;
-		}
-		if (cb->record && (ret = cb->record(cb->ctx, &r)))
+		ret = decode_record(p + off, size, chunk_off, off, &r, err);
+		if (ret < 0)
+			return ret;
+		if (!ret && cb->record && (ret = cb->record(cb->ctx, &r)))
 			return ret;
 		off += size;
-		continue;
-short_rec:
-		seterr(err, errsz, "chunk at offset %lld: record type %u at +%zu: size %u is too small",
-		       (long long)chunk_off, type, off, size);
-		return -EBADMSG;
 	}
 	return 0;
 }
@@ -312,92 +310,110 @@ bool samples__is_sample_file(const char *path)
 	return yes;
 }
 
-int samples__read(const char *path, const struct samples_read_cb *cb, char *err, size_t errsz)
+/* Open path as a sample file: magic, version, a file header whose bytes
+ * (none defined yet) are all zero. NULL + errno, why in err. */
+static struct frame_reader *open_samples(const char *path, struct attr_errtext *err)
 {
 	struct frame_reader *r;
-	const void *hdr, *buf;
-	size_t hl, len, i;
-	uint32_t ver, type;
-	bool seen_header = false;
-	int ret = 0, n;
+	const void *hdr;
+	uint32_t ver;
+	size_t hl, i;
 
 	r = frame_reader__open(path, PB_SAMPLES_MAGIC, PB_SAMPLES_VERSION, &ver, &hdr, &hl);
 	if (!r) {
-		ret = -errno;
-		if (errno == EBADMSG)
-			seterr(err, errsz, "not a probity sample file (bad magic or file header)");
-		else if (errno == EPROTONOSUPPORT)
-			seterr(err, errsz, "sample file version is newer than %u", PB_SAMPLES_VERSION);
-		else if (errno == EINVAL || errno == EISDIR)
-			seterr(err, errsz, "not a regular file");
+		int e = errno;
+
+		if (e == EBADMSG)
+			attr_errtext__set(err, "not a probity sample file (bad magic or file header)");
+		else if (e == EPROTONOSUPPORT)
+			attr_errtext__set(err, "sample file version is newer than %u", PB_SAMPLES_VERSION);
+		else if (e == EINVAL || e == EISDIR)
+			attr_errtext__set(err, "not a regular file");
 		else
-			seterr(err, errsz, "%s", strerror(errno));
-		return ret;
+			attr_errtext__set(err, "%s", strerror(e));
+		errno = e;
+		return NULL;
 	}
 	for (i = 0; i < hl; i++) {
 		if (((const uint8_t *)hdr)[i]) {
-			seterr(err, errsz, "file header byte %zu is not zero (unknown header field)", 16 + i);
-			ret = -EBADMSG;
-			goto out;
+			attr_errtext__set(err, "file header byte %zu is not zero (unknown header field)", 16 + i);
+			frame_reader__free(r);
+			errno = EBADMSG;
+			return NULL;
 		}
 	}
+	return r;
+}
+
+/* A header, snapshot or end chunk: one JSON object to its callback. */
+static int json_chunk(uint32_t type, const void *buf, size_t len, off_t off, bool *seen_header,
+		      const struct samples_read_cb *cb, struct attr_errtext *err)
+{
+	json_error_t jerr;
+	json_t *j;
+	int ret;
+
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		attr_errtext__set(err, "chunk at offset %lld (type %u): expected a JSON object: %s",
+				  (long long)off, type, jerr.text);
+		return -EBADMSG;
+	}
+	if (type == SF_CHUNK_HEADER) {
+		if (*seen_header) {
+			json_decref(j);
+			attr_errtext__set(err, "chunk at offset %lld: a second header chunk", (long long)off);
+			return -EBADMSG;
+		}
+		*seen_header = true;
+		ret = cb->header ? cb->header(cb->ctx, j) : 0;
+	} else if (type == SF_CHUNK_SNAPSHOT) {
+		ret = cb->snapshot ? cb->snapshot(cb->ctx, j) : 0;
+	} else {
+		ret = cb->end ? cb->end(cb->ctx, j) : 0;
+	}
+	json_decref(j);
+	return ret;
+}
+
+int samples__read(const char *path, const struct samples_read_cb *cb, struct attr_errtext *err)
+{
+	struct frame_reader *r;
+	const void *buf;
+	uint32_t type;
+	size_t len;
+	bool seen_header = false;
+	int ret = 0, n;
+
+	r = open_samples(path, err);
+	if (!r)
+		return -errno;
 	while ((n = frame_reader__next(r, &type, &buf, &len)) == 1) {
 		off_t off = frame_reader__offset(r) - 16 - (off_t)len;
-		json_error_t jerr;
-		json_t *j = NULL;
 
 		if (!seen_header && type != SF_CHUNK_HEADER) {
-			seterr(err, errsz, "chunk at offset %lld: type %u before the header chunk",
-			       (long long)off, type);
+			attr_errtext__set(err, "chunk at offset %lld: type %u before the header chunk",
+					  (long long)off, type);
 			ret = -EBADMSG;
 			goto out;
 		}
-		switch (type) {
-		case SF_CHUNK_HEADER:
-		case SF_CHUNK_SNAPSHOT:
-		case SF_CHUNK_END:
-			j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-			if (!json_is_object(j)) {
-				json_decref(j);
-				seterr(err, errsz, "chunk at offset %lld (type %u): expected a JSON object: %s",
-				       (long long)off, type, jerr.text);
-				ret = -EBADMSG;
-				goto out;
-			}
-			if (type == SF_CHUNK_HEADER) {
-				if (seen_header) {
-					json_decref(j);
-					seterr(err, errsz, "chunk at offset %lld: a second header chunk",
-					       (long long)off);
-					ret = -EBADMSG;
-					goto out;
-				}
-				seen_header = true;
-				ret = cb->header ? cb->header(cb->ctx, j) : 0;
-			} else if (type == SF_CHUNK_SNAPSHOT) {
-				ret = cb->snapshot ? cb->snapshot(cb->ctx, j) : 0;
-			} else {
-				ret = cb->end ? cb->end(cb->ctx, j) : 0;
-			}
-			json_decref(j);
-			break;
-		case SF_CHUNK_RECORDS:
-			ret = parse_records(buf, len, off, cb, err, errsz);
-			break;
-		default:	/* unknown chunk kinds of a newer writer */
-			break;
-		}
+		if (type == SF_CHUNK_HEADER || type == SF_CHUNK_SNAPSHOT || type == SF_CHUNK_END)
+			ret = json_chunk(type, buf, len, off, &seen_header, cb, err);
+		else if (type == SF_CHUNK_RECORDS)
+			ret = parse_records(buf, len, off, cb, err);
+		/* else: unknown chunk kinds of a newer writer */
 		if (ret)
 			goto out;
 	}
 	if (n == -EBADMSG) {
-		seterr(err, errsz, "%s", frame_reader__error(r));
+		attr_errtext__set(err, "%s", frame_reader__error(r));
 		ret = 1;
 	} else if (n < 0) {
-		seterr(err, errsz, "%s", strerror(-n));
+		attr_errtext__set(err, "%s", strerror(-n));
 		ret = n;
 	} else if (!seen_header) {
-		seterr(err, errsz, "no header chunk");
+		attr_errtext__set(err, "no header chunk");
 		ret = -EBADMSG;
 	}
 out:

@@ -6,17 +6,15 @@
  *   YYYY-MM-DDTHH:MM:SS[.FRAC]Z   CLOCK_REALTIME, UTC
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "attribute/attribute.h"
+#include "attribute/timespec.h"
 
-static int bad(char *err, size_t sz, const char *s, const char *why)
+static int bad(struct attr_errtext *err, const char *s, const char *why)
 {
-	if (err && sz)
-		snprintf(err, sz, "time '%.64s': %s (expected NS, mono:NS, S.FRAC, @S.FRAC or YYYY-MM-DDTHH:MM:SS[.FRAC]Z)",
-			 s, why);
+	attr_errtext__set(err, "time '%.64s': %s (expected NS, mono:NS, S.FRAC, @S.FRAC or YYYY-MM-DDTHH:MM:SS[.FRAC]Z)",
+			  s, why);
 	return -EINVAL;
 }
 
@@ -74,28 +72,28 @@ static int seconds(const char *p, const char **end, uint64_t *ns)
 	return 0;
 }
 
-int pb_time__parse(const char *s, struct pb_time *t, char *err, size_t errsz)
+int pb_time__parse(const char *s, struct pb_time *t, struct attr_errtext *err)
 {
 	const char *p = s, *end;
 	uint64_t v;
 
 	memset(t, 0, sizeof(*t));
 	if (!s || !*s)
-		return bad(err, errsz, s ?: "", "empty");
+		return bad(err, s ?: "", "empty");
 	if (!strncmp(p, "mono:", 5)) {
 		p += 5;
 		if (strchr(p, '.')) {
 			if (seconds(p, &end, &v) || *end)
-				return bad(err, errsz, s, "bad seconds");
+				return bad(err, s, "bad seconds");
 		} else if (digits(p, &end, &v, NULL) || *end) {
-			return bad(err, errsz, s, "bad nanoseconds");
+			return bad(err, s, "bad nanoseconds");
 		}
 		t->ns = v;
 		return 0;
 	}
 	if (*p == '@') {
 		if (seconds(p + 1, &end, &v) || *end)
-			return bad(err, errsz, s, "bad epoch seconds");
+			return bad(err, s, "bad epoch seconds");
 		t->ns = v;
 		t->realtime = true;
 		return 0;
@@ -107,10 +105,10 @@ int pb_time__parse(const char *s, struct pb_time *t, char *err, size_t errsz)
 		int n = 0, y, mo, d, h, mi, se;
 
 		if (sscanf(p, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &n) != 6 || n != 19)
-			return bad(err, errsz, s, "bad date/time");
+			return bad(err, s, "bad date/time");
 		if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 ||
 		    h < 0 || mi < 0 || se < 0)
-			return bad(err, errsz, s, "date/time field out of range");
+			return bad(err, s, "date/time field out of range");
 		p += n;
 		if (*p == '.') {
 			const char *q = p + 1;
@@ -124,13 +122,13 @@ int pb_time__parse(const char *s, struct pb_time *t, char *err, size_t errsz)
 				q++;
 			}
 			if (q == p + 1)
-				return bad(err, errsz, s, "bad fraction");
+				return bad(err, s, "bad fraction");
 			while (nd++ < 9)
 				frac *= 10;
 			p = q;
 		}
 		if (strcmp(p, "Z") && strcmp(p, "+00:00"))
-			return bad(err, errsz, s, "only UTC (Z) is accepted");
+			return bad(err, s, "only UTC (Z) is accepted");
 		memset(&tm, 0, sizeof(tm));
 		tm.tm_year = y - 1900;
 		tm.tm_mon = mo - 1;
@@ -140,46 +138,43 @@ int pb_time__parse(const char *s, struct pb_time *t, char *err, size_t errsz)
 		tm.tm_sec = se;
 		sec = timegm(&tm);
 		if (sec < 0)
-			return bad(err, errsz, s, "before 1970");
+			return bad(err, s, "before 1970");
 		t->ns = (uint64_t)sec * 1000000000ull + frac;
 		t->realtime = true;
 		return 0;
 	}
 	if (!digits(p, &end, &v, NULL) && *end == '.') {	/* S.FRAC: perf script's seconds */
 		if (seconds(p, &end, &v) || *end)
-			return bad(err, errsz, s, "bad seconds");
+			return bad(err, s, "bad seconds");
 		t->ns = v;
 		return 0;
 	}
 	if (digits(p, &end, &v, NULL) || *end)
-		return bad(err, errsz, s, "not a time");
+		return bad(err, s, "not a time");
 	t->ns = v;
 	return 0;
 }
 
-int pb_time__parse_window(const char *s, struct pb_time *t1, struct pb_time *t2, char *err, size_t errsz)
+int pb_time__parse_window(const char *s, struct pb_time *t1, struct pb_time *t2, struct attr_errtext *err)
 {
 	const char *dots = s ? strstr(s, "..") : NULL;
 	char a[128];
 	int rc;
 
 	if (!dots || dots == s || !dots[2]) {
-		if (err && errsz)
-			snprintf(err, errsz, "window '%.64s': expected T1..T2", s ?: "");
+		attr_errtext__set(err, "window '%.64s': expected T1..T2", s ?: "");
 		return -EINVAL;
 	}
 	if ((size_t)(dots - s) >= sizeof(a)) {
-		if (err && errsz)
-			snprintf(err, errsz, "window '%.64s': first time too long", s);
+		attr_errtext__set(err, "window '%.64s': first time too long", s);
 		return -EINVAL;
 	}
 	memcpy(a, s, dots - s);
 	a[dots - s] = 0;
-	if ((rc = pb_time__parse(a, t1, err, errsz)) || (rc = pb_time__parse(dots + 2, t2, err, errsz)))
+	if ((rc = pb_time__parse(a, t1, err)) || (rc = pb_time__parse(dots + 2, t2, err)))
 		return rc;
 	if (t1->realtime == t2->realtime && t1->ns > t2->ns) {
-		if (err && errsz)
-			snprintf(err, errsz, "window '%.64s': T1 is after T2", s);
+		attr_errtext__set(err, "window '%.64s': T1 is after T2", s);
 		return -EINVAL;
 	}
 	return 0;

@@ -14,7 +14,8 @@
 #include "receipts/receipt.h"
 #include "receipts/store.h"
 #include "receipts/verify.h"
-#include "attribute/attribute.h"
+#include "attribute/itable.h"
+#include "attribute/timespec.h"
 
 static void receipts_help(FILE *out)
 {
@@ -414,7 +415,8 @@ static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIG
 	struct attr_result r;
 	struct pb_time tm;
 	json_t *entries = NULL, *segs = NULL;
-	char err[256], key[96];
+	struct attr_errtext err = { "" };
+	char key[96];
 	uint64_t mono;
 	int rc, ret = EXIT_USAGE;
 
@@ -423,8 +425,8 @@ static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIG
 		p_err("--at needs --link L");
 		return EXIT_USAGE;
 	}
-	if (pb_time__parse(o->at, &tm, err, sizeof(err))) {
-		p_err("--at: %s", err);
+	if (pb_time__parse(o->at, &tm, &err)) {
+		p_err("--at: %s", err.msg);
 		return EXIT_USAGE;
 	}
 	rc = lifelog__read(s, &entries, NULL);
@@ -438,8 +440,10 @@ static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIG
 		ret = EXIT_FAILURE_RT;
 		goto out;
 	}
-	if (attribute__to_mono(t, &tm, &mono))
+	if (attribute__to_mono(t, &tm, &mono)) {
+		p_err("cannot convert a wall-clock time: the store has no entry with both clocks");
 		goto out;
+	}
 	attr_table__link_key(o->link, key, sizeof(key));
 	if (attr_table__at(t, key, mono, &r, &segs) == -ENOENT) {
 		json_t *links = attr_table__links(t);

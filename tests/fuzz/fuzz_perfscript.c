@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attribute/attribute.h"
+#include "attribute/itable.h"
+#include "attribute/perfscript.h"
 
 static struct attr_table *table;
 
@@ -22,7 +23,7 @@ static int on_sample(void *ctx, const struct ps_sample *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[256] = "";
+	struct attr_errtext err = { "" };
 	int rc;
 
 	if (!table) {
@@ -35,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		json_decref(e);
 	}
-	rc = perfscript__parse((const char *)data, size, on_sample, NULL, err, sizeof(err));
-	if (rc == -EBADMSG && strncmp(err, "line ", 5))
+	rc = perfscript__parse((const char *)data, size, on_sample, NULL, &err);
+	if (rc == -EBADMSG && strncmp(err.msg, "line ", 5))
 		abort();	/* errors name their line */
 	return 0;
 }

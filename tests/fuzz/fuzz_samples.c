@@ -16,7 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "attribute/attribute.h"
+#include "attribute/itable.h"
+#include "attribute/samples.h"
 
 #define MAX_SAMPLES 256
 
@@ -108,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char path[64];
 	struct ctx x = { 0 };
 	struct samples_read_cb cb = { .snapshot = on_snapshot, .record = on_record, .ctx = &x };
-	char err[256];
+	struct attr_errtext err;
 	uint8_t *copy;
 	FILE *f;
 
@@ -147,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			fwrite(copy, 1, size, f);
 		fclose(f);
-		if (samples__read(path, &cb, err, sizeof(err)) >= 0 && !attr_table__build(x.t))
+		if (samples__read(path, &cb, &err) >= 0 && !attr_table__build(x.t))
 			query(&x);
 		unlink(path);
 	}

@@ -5,24 +5,25 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attribute/attribute.h"
+#include "attribute/timespec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pb_time a, b;
-	char err[256], *s = malloc(size + 1);
+	struct attr_errtext err;
+	char *s = malloc(size + 1);
 
 	if (!s)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = 0;
-	err[0] = 0;
-	if (pb_time__parse(s, &a, err, sizeof(err)) && !err[0])
+	err.msg[0] = 0;
+	if (pb_time__parse(s, &a, &err) && !err.msg[0])
 		abort();
-	err[0] = 0;
-	if (pb_time__parse_window(s, &a, &b, err, sizeof(err)) && !err[0])
+	err.msg[0] = 0;
+	if (pb_time__parse_window(s, &a, &b, &err) && !err.msg[0])
 		abort();
-	if (!pb_time__parse_window(s, &a, &b, err, sizeof(err)) && a.realtime == b.realtime && a.ns > b.ns)
+	if (!pb_time__parse_window(s, &a, &b, &err) && a.realtime == b.realtime && a.ns > b.ns)
 		abort();
 	free(s);
 	return 0;

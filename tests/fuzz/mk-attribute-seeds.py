@@ -83,6 +83,7 @@ out['fuzz_perfscript'] = {
     'huge-time.txt': b'1/1 [0] 99999999999999999999999.1: ffff sym\n',
     'nul.txt': b'1/1 [0] 1.1: ff\0 sym\n',
     'crlf.txt': b'1/1 [0] 1.000001: ffffffffa0001000 bpf_prog_0123456789abcdef_x\r\n',
+    'offset-only-sym.txt': b'1/1 [0] 1.5: ffffffffa0001000 +0x5e\n',	# once reported as symbol ""
 }
 out['fuzz_timespec'] = {
     'ns': b'123456789', 'mono-ns': b'mono:123', 'mono-s': b'mono:9653.028154', 'epoch': b'@1700000000.5',

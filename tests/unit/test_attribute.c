@@ -18,8 +18,12 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "attribute/attribute.h"
-#include "receipts/receipts_int.h"
+#include "attribute/itable.h"
+#include "attribute/perfscript.h"
+#include "attribute/samples.h"
+#include "attribute/timespec.h"
+#include "probity/receipts.h"
+#include "receipts/lifelog.h"
 #include "attr_burn.skel.h"
 
 #define GA "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -453,9 +457,9 @@ TEST(test_perf_script_parse)
 		"\t    7fa318d94a60 __x86_cacheinfo_ifunc+0x0 (/usr/lib/libc.so.6)\n"
 		"           sleep    6483 [001]  9653.030160:    2004008 cpu-clock:ppp:      7fa318d94a60 [unknown] (/usr/lib/libc.so.6)\n";
 	struct ps_got g = { 0 };
-	char err[256];
+	struct attr_errtext err;
 
-	ASSERT_OK(perfscript__parse(fields, strlen(fields), ps_cb, &g, err, sizeof(err)));
+	ASSERT_OK(perfscript__parse(fields, strlen(fields), ps_cb, &g, &err));
 	ASSERT_EQ(g.n, 2);
 	ASSERT_U64_EQ(g.s[0].time, 9653028154000ull);
 	ASSERT_U64_EQ(g.s[0].ip, 0xffffffffa0001234ull);
@@ -465,44 +469,44 @@ TEST(test_perf_script_parse)
 	ASSERT_STREQ(g.s[0].sym, "bpf_prog_0123456789abcdef_attr_burn");
 	ASSERT_U64_EQ(g.s[1].time, 9653030053123ull);
 	memset(&g, 0, sizeof(g));
-	ASSERT_OK(perfscript__parse(deflt, strlen(deflt), ps_cb, &g, err, sizeof(err)));
+	ASSERT_OK(perfscript__parse(deflt, strlen(deflt), ps_cb, &g, &err));
 	ASSERT_EQ(g.n, 2);	/* the call-chain line is not a sample */
 	ASSERT_U64_EQ(g.s[0].ip, 0xffffffff813c84b5ull);
 	ASSERT_STREQ(g.s[0].sym, "sched_balance_softirq");
 	ASSERT_EQ(g.s[0].tid, 6483);
 	ASSERT_STREQ(g.sym[1], "");	/* [unknown] */
-	ASSERT_ERR(perfscript__parse("x 1 [0] 12.5: zzzz sym\n", 22, ps_cb, &g, err, sizeof(err)), -EBADMSG);
-	ASSERT_STRSTR(err, "line 1");
-	ASSERT_STRSTR(err, "instruction pointer");
+	ASSERT_ERR(perfscript__parse("x 1 [0] 12.5: zzzz sym\n", 22, ps_cb, &g, &err), -EBADMSG);
+	ASSERT_STRSTR(err.msg, "line 1");
+	ASSERT_STRSTR(err.msg, "instruction pointer");
 }
 
 TEST(test_time_parse)
 {
 	struct pb_time a, b;
-	char err[256];
+	struct attr_errtext err;
 
-	ASSERT_OK(pb_time__parse("123456789", &a, err, sizeof(err)));
+	ASSERT_OK(pb_time__parse("123456789", &a, &err));
 	ASSERT_U64_EQ(a.ns, 123456789ull);
 	ASSERT_FALSE(a.realtime);
-	ASSERT_OK(pb_time__parse("mono:9653.028154", &a, err, sizeof(err)));
+	ASSERT_OK(pb_time__parse("mono:9653.028154", &a, &err));
 	ASSERT_U64_EQ(a.ns, 9653028154000ull);
-	ASSERT_OK(pb_time__parse("9653.028154123", &a, err, sizeof(err)));
+	ASSERT_OK(pb_time__parse("9653.028154123", &a, &err));
 	ASSERT_U64_EQ(a.ns, 9653028154123ull);
 	ASSERT_FALSE(a.realtime);
-	ASSERT_ERR(pb_time__parse("9653.", &a, err, sizeof(err)), -EINVAL);
-	ASSERT_OK(pb_time__parse("@1700000000.5", &a, err, sizeof(err)));
+	ASSERT_ERR(pb_time__parse("9653.", &a, &err), -EINVAL);
+	ASSERT_OK(pb_time__parse("@1700000000.5", &a, &err));
 	ASSERT_TRUE(a.realtime);
 	ASSERT_U64_EQ(a.ns, 1700000000500000000ull);
-	ASSERT_OK(pb_time__parse("2023-11-14T22:13:20.25Z", &a, err, sizeof(err)));
+	ASSERT_OK(pb_time__parse("2023-11-14T22:13:20.25Z", &a, &err));
 	ASSERT_U64_EQ(a.ns, 1700000000250000000ull);
-	ASSERT_ERR(pb_time__parse("2023-11-14T22:13:20+02:00", &a, err, sizeof(err)), -EINVAL);
-	ASSERT_STRSTR(err, "UTC");
-	ASSERT_ERR(pb_time__parse("soon", &a, err, sizeof(err)), -EINVAL);
-	ASSERT_ERR(pb_time__parse("99999999999999999999999", &a, err, sizeof(err)), -EINVAL);
-	ASSERT_OK(pb_time__parse_window("100..200", &a, &b, err, sizeof(err)));
+	ASSERT_ERR(pb_time__parse("2023-11-14T22:13:20+02:00", &a, &err), -EINVAL);
+	ASSERT_STRSTR(err.msg, "UTC");
+	ASSERT_ERR(pb_time__parse("soon", &a, &err), -EINVAL);
+	ASSERT_ERR(pb_time__parse("99999999999999999999999", &a, &err), -EINVAL);
+	ASSERT_OK(pb_time__parse_window("100..200", &a, &b, &err));
 	ASSERT_U64_EQ(b.ns, 200);
-	ASSERT_ERR(pb_time__parse_window("200..100", &a, &b, err, sizeof(err)), -EINVAL);
-	ASSERT_ERR(pb_time__parse_window("..100", &a, &b, err, sizeof(err)), -EINVAL);
+	ASSERT_ERR(pb_time__parse_window("200..100", &a, &b, &err), -EINVAL);
+	ASSERT_ERR(pb_time__parse_window("..100", &a, &b, &err), -EINVAL);
 }
 
 struct sf_got {
@@ -535,7 +539,7 @@ TEST(test_sample_file_roundtrip_and_torn_tail)
 	struct sf_got g = { 0 };
 	uint8_t tag[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	json_t *h = json_pack("{s:s}", "clock", "CLOCK_MONOTONIC"), *snap = json_pack("{s:[]}", "progs");
-	char err[256];
+	struct attr_errtext err;
 	struct stat st;
 	int fd = mkstemp(path), i;
 
@@ -550,7 +554,7 @@ TEST(test_sample_file_roundtrip_and_torn_tail)
 	ASSERT_OK(samples_writer__bpf_event(w, 0, 9001, 9002, 1, 42, tag));
 	ASSERT_OK(samples_writer__lost(w, 1, 9002, 3, 8000));
 	ASSERT_OK(samples_writer__close(w, h));
-	ASSERT_EQ(samples__read(path, &cb, err, sizeof(err)), 0);
+	ASSERT_EQ(samples__read(path, &cb, &err), 0);
 	ASSERT_EQ(g.header, 1);
 	ASSERT_EQ(g.snap, 1);
 	ASSERT_EQ(g.end, 1);
@@ -565,16 +569,16 @@ TEST(test_sample_file_roundtrip_and_torn_tail)
 	ASSERT_OK(stat(path, &st));
 	ASSERT_OK(truncate(path, st.st_size - 5));
 	memset(&g, 0, sizeof(g));
-	ASSERT_EQ(samples__read(path, &cb, err, sizeof(err)), 1);
-	ASSERT_STRSTR(err, "torn");
+	ASSERT_EQ(samples__read(path, &cb, &err), 1);
+	ASSERT_STRSTR(err.msg, "torn");
 	ASSERT_EQ(g.samples, 5000);
 	ASSERT_EQ(g.end, 0);
 	/* not a sample file */
 	fd = open(path, O_WRONLY | O_TRUNC);
 	ASSERT_EQ(write(fd, "hello world, not samples", 24), 24);
 	close(fd);
-	ASSERT_ERR(samples__read(path, &cb, err, sizeof(err)), -EBADMSG);
-	ASSERT_STRSTR(err, "not a probity sample file");
+	ASSERT_ERR(samples__read(path, &cb, &err), -EBADMSG);
+	ASSERT_STRSTR(err.msg, "not a probity sample file");
 	unlink(path);
 	json_decref(h);
 	json_decref(snap);
