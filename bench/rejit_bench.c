@@ -22,7 +22,8 @@
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "receipts/receipts_int.h"
+#include "probity/receipts.h"
+#include "common/clock.h"
 #include "rcpt_xdp.skel.h"
 
 #define RCPT_MARK 0x5eed01

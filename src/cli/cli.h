@@ -59,10 +59,4 @@ int do_train(int argc, char **argv);		/* src/cli/train.c */
 int do_sample(int argc, char **argv);		/* src/cli/sample.c */
 int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
 
-/* src/cli/attribute.c: a parsed TIME in CLOCK_MONOTONIC, converting wall
- * clock times through the lifecycle entries' clock pairs (prints the
- * error); 0 or -EINVAL. */
-struct attr_table;
-struct pb_time;
-int attribute__to_mono(const struct attr_table *t, const struct pb_time *tm, uint64_t *mono);
 #endif

@@ -396,13 +396,12 @@ struct at_result {
  * and start (attribute/itable.c writes these). */
 static void print_candidate(const json_t *seg)
 {
-	const char *gen = NULL;
-	json_int_t prog = 0, earliest = 0, latest = 0;
+	struct attr_segment sg;
 
-	json_unpack((json_t *)seg, "{s?s, s?I, s?{s?I, s?I}}", "generation_id", &gen, "prog_id", &prog,
-		    "start", "earliest", &earliest, "latest", &latest);
-	printf("  candidate %s prog %lld, from [%lld .. %lld]\n", gen ?: "unknown", (long long)prog,
-	       (long long)earliest, (long long)latest);
+	if (attr_segment__decode(seg, &sg, NULL))
+		memset(&sg, 0, sizeof(sg));
+	printf("  candidate %s prog %lld, from [%lld .. %lld]\n", sg.generation_id ?: "unknown",
+	       (long long)sg.prog_id, (long long)sg.start_earliest, (long long)sg.start_latest);
 }
 
 /* --at TIME --link L: the generation active on L at TIME through the
