@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # probity: top-level build.
 #
 #   make            build build/probity (and the demo service)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # attribution.sh: attribution throughput -> bench/results/attribution.json
 #   bench/attribution.sh [BUILD_DIR]   (default build; no BPF needed)
 # A synthetic store (N_GENS generations swapped on one link, JIT addresses

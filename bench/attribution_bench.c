@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* attribution_bench.c: attribution throughput on a synthetic store and
  * sample file (bench/attribution.sh).
  *

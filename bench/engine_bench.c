@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* engine_bench.c: engine benchmarks (bench/run.sh runs them; see
  * bench/README.md). One binary, three modes, each printing one JSON object:
  *

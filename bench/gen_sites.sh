@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # gen_sites.sh N OUT.c: C source with N distinct non-inlined functions
 # f_0000 .. f_(N-1) (each with its own constant, so no two bodies are
 # identical and nothing is folded), and a main that calls them all once.

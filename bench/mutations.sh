@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # mutations.sh: the mutation benchmark of runtime semantic validation
 # (docs/validation.md) -> bench/results/mutations.json
 #   bench/mutations.sh [BUILD_DIR]   (default build; needs root for BPF)

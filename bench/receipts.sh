@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # receipts.sh: execution-receipt benchmarks -> bench/results/receipts.json
 #   bench/receipts.sh [BUILD_DIR]   (default build; needs root for BPF)
 # - bytes per generation: receipt, artifacts after dedup, log entries

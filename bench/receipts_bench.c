@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* receipts_bench.c: numbers for docs/receipts.md and bench/results/receipts.json
  * (run through bench/receipts.sh).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # rejit.sh: the reference specializer's costs -> bench/results/rejit.json
 #   bench/rejit.sh [BUILD_DIR]   (default build; needs root: BPF, netns)
 # - activation overhead: bpf_link_update alone vs. pb_generation__activate

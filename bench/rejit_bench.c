@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rejit_bench.c: activation overhead for bench/results/rejit.json (run by
  * bench/rejit.sh inside a network namespace it creates).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # run.sh: every benchmark (`make bench` runs it). Needs root (BPF).
 #   bench/run.sh            (BUILD=DIR in the environment; default build)
 # Writes bench/results/engine.json (one JSON document: machine details and

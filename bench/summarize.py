@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """summarize.py: merge bench/run.sh's raw outputs into bench/results/engine.json.
 
   summarize.py WORKDIR ROOT END_EPOCH START_EPOCH COST_CALLS COST_ROUNDS DEMO_ROUNDS ATTACH_ROUNDS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bufpool.c: the buffer pool (resource demo.pool.page).
  *

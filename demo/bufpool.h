@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bufpool.h: a buffer pool of 4 KiB page frames over the data file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * connpool.c: the connection pool (resource demo.conn) and its backend.
  *

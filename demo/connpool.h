@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * connpool.h: a pool of connections to a loopback "backend".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * datafile.c: creates the demo's data file and reads its pages past the
  * page cache, so that every buffer-pool miss is real block I/O (which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* datafile.h: the on-disk table the buffer pool reads pages from. */
 #ifndef DEMO_DATAFILE_H
 #define DEMO_DATAFILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* latency.c: the log-linear latency histogram. */
 #include "latency.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* latency.h: a log-linear latency histogram (p50/p99 in the exit summary). */
 #ifndef DEMO_LATENCY_H
 #define DEMO_LATENCY_H

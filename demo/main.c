@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * main.c: probity-demo's command line: options, the run loop (duration,
  * request limit, SIGINT/SIGTERM) and the exit summary.

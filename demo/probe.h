@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* probe.h: the marker for functions that demo.manifest.yaml names as probe sites. */
 #ifndef DEMO_PROBE_H
 #define DEMO_PROBE_H

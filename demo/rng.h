@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rng.h: the seeded PRNG behind every random choice of the demo (--seed). */
 #ifndef DEMO_RNG_H
 #define DEMO_RNG_H

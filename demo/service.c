@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * service.c: the demo service's request flow, its threads, and the planted
  * pathologies (each marked PATHOLOGY below, with its ground-truth counter).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * service.h: the demo service: request flow, threads and planted
  * pathologies on top of the four resource modules.

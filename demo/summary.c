@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * summary.c: the exit summary. The "truth" object holds the ground-truth
  * counters of the planted pathologies, for tests that compare probity's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* summary.h: the one-line exit summary, as text or JSON. */
 #ifndef DEMO_SUMMARY_H
 #define DEMO_SUMMARY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sync.h: pthread and clock helpers shared by the demo's modules. */
 #ifndef DEMO_SYNC_H
 #define DEMO_SYNC_H

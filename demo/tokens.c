@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tokens.c: the token bucket (resource demo.tokens). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tokens.h: a token bucket that rate-limits requests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * workq.c: the bounded work queue (resource demo.workq.slot).
  *

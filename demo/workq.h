@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * workq.h: a bounded work queue between client threads and worker threads.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # bench.mk: benchmark binaries (bench/run.sh and bench/*.sh build and run
 # them; not part of `make test`). See bench/README.md.
 #

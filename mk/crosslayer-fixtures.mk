@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # crosslayer-fixtures.mk: the good and the BROKEN build of the cross-layer
 # fixture (tests/fixtures/crosslayer/xlayer.c) for tests/cli/crosslayer.sh.
 # Plain flags (never ASan): they are probed targets.

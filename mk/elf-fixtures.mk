@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # elf-fixtures.mk: binaries tests/unit/test_elf.c reads (src/elf/).
 #
 #   elf_fixture            -O2 -g, known build-id, USDT probes (one with a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # engine: the BPF engine needs atomic fetch-and-add results (generation
 # counters, shared-instance holder counts): BPF ISA v3 (kernel >= 5.12).
 $(BUILD)/bpf/engine.bpf.o: BPF_CFLAGS += -mcpu=v3

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # fake_lwlock: stand-in for PostgreSQL 15's LWLock functions and USDT
 # probes, the target of docs/examples/postgres-lwlock.yaml in
 # tests/unit/test_plan.c and tests/unit/test_engine.c (attached for real)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # rejit.mk: the fuzz target of `probity rejit`'s script parser. The
 # generic fuzz rule links FUZZ_LIB_SRCS, which does not list
 # src/specializer/ (the runtime needs the lb_xdp skeleton); the parser is

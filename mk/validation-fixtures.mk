@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # validation-fixtures.mk: the builds of the runtime-validation fixtures
 # (docs/validation.md): the owned and the borrowed build of one object
 # pool (tests/fixtures/validation/objpool.c) for tests/cli/validation.sh,

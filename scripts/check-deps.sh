@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # check-deps.sh: exit 0 when every build/test dependency is present,
 # 1 (listing what is missing) otherwise. Used by make to decide whether
 # scripts/install-deps.sh must run.

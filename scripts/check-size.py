@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# SPDX-License-Identifier: BSD-2-Clause
 """check-size: print functions and files in src/ over the size limits.
 
 A function body over 80 lines needs a comment directly above it saying why

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # demo-receipts.sh [PROBITY]: "the 14:07 story" on this machine (root, BPF,
 # ~20 s). `make demo-receipts` runs it.
 #

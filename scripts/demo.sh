@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # demo.sh PROBITY DEMO_BIN DEMO_MANIFEST: the main job on the built-in demo.
 #
 # Lints the demo's manifest, shows the attach plan it compiles to for the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # fill-build-id.sh TEMPLATE BINARY OUT
 #
 # Writes OUT: the manifest TEMPLATE with the @BUILD_ID@ of each build_id: line replaced by the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # gen-vmlinux.sh BPFTOOL OUT: write vmlinux.h (all kernel types, for CO-RE)
 # from the running kernel's BTF.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # install-deps.sh: install every build and test dependency of probity from
 # the distribution's packages. Idempotent: a second run changes nothing.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # run.sh: run every probity test and end with one summary line
 # "N passed, N failed, N skipped". Exit 0 only when nothing failed.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* receipts.h: execution receipts for BPF program generations.
  *
  * An optimizer (probity's own specializer, or any external one) records

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* analyze.c: ingest of records and snapshots into the analysis' state
  * (analyze_int.h). The time joins and the four diagnoses are in
  * diagnose*.c; docs/report.md explains every formula used; keep the two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* analyze.h: offline diagnosis of a recording. An analysis consumes the two
  * evidence sources of a trace -- aggregate snapshots (default mode: per
  * descriptor counters and log2 histograms, per resource gauges and system

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* analyze_int.h: the analysis' private state, shared by analyze.c (ingest),
  * diagnose*.c (joins, findings; diagnose_int.h), output.c and perfetto.c
  * (export). */

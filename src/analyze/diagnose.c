@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diagnose.c: analysis__finish -- per resource, its evidence
  * (diagnose_joins.c), the weight of its wait time, its diagnoses
  * (diagnose_findings.c); then the scores and their order. Formulas are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diagnose_findings.c: the four diagnoses of one resource (contention,
  * long hold, leak, churn) with their severity, certainty and evidence
  * lines (diagnose_int.h). Formulas are documented in docs/report.md ("How

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diagnose_int.h: what the diagnosis files share (private to
  * src/analyze/diagnose*.c).
  *

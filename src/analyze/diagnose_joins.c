@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diagnose_joins.c: the evidence of one resource (diagnose_int.h):
  * aggregates from snapshots, and the time joins of --events records (WAIT
  * spans with holds, off-CPU intervals, wakeups and block I/O; lifetimes).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* output.c: the analysis as JSON (probity -j report) and as text. The JSON
  * shape is documented in docs/report.md. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* perfetto.c: the analysis' --events evidence as Chrome/Perfetto
  * trace-event JSON ({"traceEvents": [...]}): "X" complete events for WAIT
  * spans and holds (ACQUIRE -> RELEASE of one generation) on the thread that

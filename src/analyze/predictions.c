@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* predictions.c: cross-layer prediction counts per effect (predictions.h). */
 #include <stdio.h>
 #include "analyze/predictions.h"

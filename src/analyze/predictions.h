@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* predictions.h: the cross-layer predictions of a recorded descriptor,
  * per OS effect: how many were checked, failed and left unjudged (the
  * confidence controller's counts, src/validate/confidence.h). `health`

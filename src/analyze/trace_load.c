@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* trace_load.c: a trace file into an analysis (see trace_load.h). */
 #include <errno.h>
 #include <stdlib.h>

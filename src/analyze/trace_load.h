@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* trace_load.h: read a probity trace file (src/trace/trace.h) into an
  * analysis -- the embedded manifest, the plan's effective confidence per
  * descriptor, every record and snapshot -- for `probity report` and

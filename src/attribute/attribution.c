@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* attribution.c: `probity attribute SAMPLES` as a library (attribution.h).
  * A sample file is read twice: pass 1 adds its snapshot and kernel
  * records to the table, which is then built; pass 2 looks up every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* attribution.h: `probity attribute SAMPLES` as a library (attribution.c):
  * every sample of a sample file (samples.h) or of `perf script` text
  * (perfscript.h) looked up in a generation interval table (itable.h) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* errtext.c: filling a parser's error text (errtext.h). */
 #include <stdarg.h>
 #include <stdio.h>

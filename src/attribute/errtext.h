@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* errtext.h: the error text of attribution's parsers (the sample file,
  * `perf script` text, TIME expressions). They report what failed and
  * where ("line 3: ...", "chunk at offset 4096: ..."), which only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itable.c: the generation interval table (itable.h, docs/attribution.md).
  *
  * Two views of one store's lifecycle log, plus a sample file's kernel

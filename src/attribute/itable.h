@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itable.h: the generation interval table (itable*.c,
  * docs/attribution.md): JIT address intervals and link-activity segments
  * of one or more stores' lifecycle logs, plus a sample file's kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itable_build.c: attr_table__build, in its stages: the sample file's
  * side-band records replayed into address intervals, the intervals of
  * one image from the lifecycle log and from the kernel's records merged,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itable_int.h: the generation interval table's internals, shared by
  * its files (itable.h is the interface):
  *   itable.c        the table, address lookup, clocks, counters

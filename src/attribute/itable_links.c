@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itable_links.c: link segment queries of the generation interval table
  * (itable.h): the generations on a link in a window (`attribute
  * --window`), the generation on a link at a time (`receipts show --at`),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* itable_load.c: filling the generation interval table (itable.h): a
  * store's lifecycle log entries (loads, activations, link updates,
  * retirements, unloads, observer start/stop) and a sample file's snapshot

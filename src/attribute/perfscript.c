@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* perfscript.c: samples from `perf script` text of a `perf record -k mono`
  * session (docs/attribution.md "perf script input"). Accepted layouts:
  *   perf script -F time,cpu,pid,tid,ip,sym   "PID/TID [CPU] S.FRAC: IP SYM"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* perfscript.h: samples from the `perf script` text of a `perf record
  * -k mono` session (perfscript.c, docs/attribution.md "perf script input").
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sampler.c: system-wide cpu-clock sampling into a sample file
  * (`probity sample`). One software cpu-clock event per CPU through
  * observe/perf_ring.h, CLOCK_MONOTONIC time stamps, with ksymbol and

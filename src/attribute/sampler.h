@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sampler.h: `probity sample` as a library (sampler.c): system-wide
  * cpu-clock samples plus the kernel's ksymbol and bpf_event side-band
  * records, through observe/perf_ring.h, into a sample file (samples.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* samples.c: the sample file of `probity sample` (samples.h,
  * docs/attribution.md "Sample file format"): the shared framing with
  * magic "PBSAMPL\0", a JSON header chunk, a JSON snapshot chunk, runs of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* samples.h: the sample file of `probity sample` (docs/attribution.md
  * "Sample file format"): the shared framing (common/framing.h) with magic
  * "PBSAMPL\0", a JSON header chunk, a JSON snapshot chunk, runs of

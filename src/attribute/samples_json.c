@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* samples_json.c: typed decoders of the sample file's JSON chunks
  * (samples.h): the snapshot of the programs alive when sampling began,
  * its programs and their JIT ranges, and the end chunk. Each is one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* timespec.c: the TIME syntax of `--at` and `--window T1..T2`
  * (docs/attribution.md "Times"):
  *   NS | mono:NS          CLOCK_MONOTONIC nanoseconds

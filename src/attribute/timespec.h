@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* timespec.h: the TIME and T1..T2 syntax of `--at` and `--window`
  * (timespec.c, docs/attribution.md "Times").
  */

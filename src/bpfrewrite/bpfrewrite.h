@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bpfrewrite.h: a generic BPF instruction-rewrite library (docs/rejit.md;
  * src/specializer/ is its user, it knows nothing of its users).
  *

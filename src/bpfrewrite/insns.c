@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* insns.c: the instruction array under rewriting: insertion and deletion
  * that keep every jump pointing where it pointed, the flow check, the
  * reachability walk, and the forward dataflow the passes decide on.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* passes.c: the transforms on instruction arrays (bpfrewrite.h): constant
  * inlining of configuration map values, constant folding + dead-path
  * elimination, branch-site discovery from profile counters, branch

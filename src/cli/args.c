@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* args.c: option-value helpers shared by the command files (see args.h). */
 #include <errno.h>
 #include <math.h>

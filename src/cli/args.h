@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* args.h: option-value helpers every command shares (src/cli/args.c).
  * Each prints "OPT: expected ..., found 'VALUE'" through p_err on bad
  * input and returns -EINVAL; nothing else in src/cli is shared between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* attribute.c (cli): `probity attribute SAMPLES --store DIR` maps every
  * sample in BPF JIT code to the generation that owned that code at that
  * time, or to `unknown` with the reason; `probity attribute --window

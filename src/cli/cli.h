@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cli.h: what every probity subcommand shares: global flags, the command
  * table type, and error printing that becomes JSON under -j.
  */

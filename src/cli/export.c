@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* export.c (cli): `probity export --perfetto TRACE -o FILE`: a trace as
  * Chrome/Perfetto trace-event JSON (src/analyze/perfetto.c). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* health.c (cli): `probity health TRACE [--follow] [--interval MS]`:
  * per-descriptor confidence of a recording (validated / candidate /
  * degraded / suspect / stale) with the invariant counts and the reasons of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* main.c: the probity command line: global flags and the noun table
  * (bpftool-style). Each noun lives in its own file and parses its own
  * arguments; this file only dispatches.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest.c (cli): `probity manifest lint FILE...` and
  * `probity manifest show FILE`: parsing and printing only; the reader and
  * every check live in src/contract/.

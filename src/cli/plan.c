@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* plan.c (cli): `probity plan MANIFEST [--binary PATH|ID=PATH]... [--pid PID]
  * [--rebind]`: print the attach plan a manifest compiles to. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* receipts.c (cli): `probity receipts log | show GEN | verify | diff GEN
  * GEN | gc` over a receipt store (src/receipts/, docs/receipts.md). */
 #include <errno.h>

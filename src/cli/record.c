@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* record.c (cli): `probity record -m MANIFEST (--pid PID | -- CMD ARGS...)
  * [-o FILE] [-d SECONDS] [--events] [--binary PATH]`: parse the options,
  * run the recorder (src/record/recorder.h) and print its summary

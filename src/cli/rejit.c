@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rejit.c (cli): `probity rejit`: parse the options, run the reference
  * specializer (src/specializer/specializer.h) on its XDP program with
  * progress on stderr, print the summary of every generation at the end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* report.c (cli): `probity report TRACE [--top N] [--long-hold MS]`: read a
  * trace, diagnose it (src/analyze/) and print the ranked findings. */
 #include <errno.h>

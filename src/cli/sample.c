@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sample.c (cli): `probity sample -o FILE [-d S] [-F HZ]`: system-wide
  * cpu-clock sampling with the kernel's JIT symbol records, into a sample
  * file that `probity attribute` maps to program generations

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stop.c: one Ctrl-C / SIGTERM handling for the long-running commands
  * (record, train, watch, sample, rejit): the handler only notes the
  * signal; each command's loop polls cli_stop_signal and stops cleanly,

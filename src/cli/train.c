@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* train.c (cli): `probity train`: write a distribution envelope
  * (src/validate/envelope.h, docs/validation.md) from clean runs:
  *

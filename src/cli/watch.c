@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* watch.c (cli): `probity watch --store DIR [-d SECONDS]`: the
  * independent observer (src/observe/) writing into a receipt store until
  * the duration ends or SIGINT/SIGTERM. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* array.c: growable arrays (see array.h). */
 #include <errno.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* array.h: growable arrays. One helper instead of a realloc dance per
  * module: pb_array_grow(&items, &cap, need, sizeof(*items)) makes room for
  * at least `need` elements (doubling, at least 8), zeroing the new tail.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* clock.c: clock reads in nanoseconds (see clock.h). */
 #include "common/clock.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* clock.h: the one place that reads clocks. Every timestamp probity keeps
  * is nanoseconds since the clock's epoch in a uint64_t: CLOCK_MONOTONIC
  * for ordering and durations (the clock BPF's bpf_ktime_get_ns() and

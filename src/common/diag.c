@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diag.c: positioned findings list (see diag.h). */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diag.h: positioned findings ("file:line:col: error: field: message").
  *
  * Every parser and checker in probity reports problems through a diag

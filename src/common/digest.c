@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* digest.c: SHA-256 through OpenSSL's EVP interface (see digest.h). The
  * EVP API rather than SHA256() because the low-level calls are deprecated
  * in OpenSSL 3 and -Werror would turn that into a build break.

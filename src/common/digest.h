@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* digest.h: SHA-256 and hex encoding, the one digest module shared by
  * everything content-addressed (manifest digests, receipts, stores).
  */

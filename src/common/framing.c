@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* framing.c: framed files with CRC-checked chunks (see framing.h). */
 #include <errno.h>
 #include <fcntl.h>

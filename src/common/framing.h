@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* framing.h: the one on-disk framing of probity's files.
  *
  * Trace files, sample files and the receipts lifecycle log all use it:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* io.c: small POSIX I/O helpers (see io.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* io.h: small POSIX I/O helpers shared by every file reader and writer. */
 #ifndef PROBITY_IO_H
 #define PROBITY_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* log.c: the levelled print callback behind pr_err()/pr_warn()/... */
 #include <stdio.h>
 #include "common/log.h"

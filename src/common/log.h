@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* log.h: one levelled print callback for the whole program (the
  * libbpf_set_print pattern). Library code never prints directly.
  */

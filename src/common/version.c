@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* version.c: versions reported by `probity version`. */
 #include <stdio.h>
 #include <bpf/libbpf.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest.c: reading a manifest file: bytes -> YAML tree (yaml_tree.c) ->
  * model (manifest_parse.c) -> cross checks (manifest_check.c), plus the
  * model's look-ups, enum names and free.

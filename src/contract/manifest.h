@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest.h: the in-memory model of a probity resource manifest (v1).
  *
  * A manifest is a versioned contract: for one exact build (GNU build-id)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest_check.c: the checks that relate fields and items to each other
  * (docs/manifest.md, "Checks"): unique names, references that resolve,
  * site/kind combinations that can be attached and read correctly, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest_fields.c: typed access to the YAML tree for the manifest
  * builder: one function per kind of scalar (string, name, integer, bool,
  * enum, value expression, guard, duration, date) and for mappings and

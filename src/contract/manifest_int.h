@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest_int.h: what the manifest reader's stages share (internal to
  * src/contract): the YAML tree -> model builder (manifest_parse.c) and its
  * typed field access (manifest_fields.c), the cross-field checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest_json.c: the parsed model as JSON (`probity -j manifest show`).
  *
  * Field names follow the YAML schema, so a tool can read either; values

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* manifest_parse.c: YAML tree -> struct manifest, one field at a time.
  *
  * Each field is checked on its own here (type, format, enum spelling,

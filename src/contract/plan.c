@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* plan.c: manifest -> attach plan (see plan.h).
  *
  * Flow: resolve each target to a file and check its build-id; for each

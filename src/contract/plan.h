@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* plan.h: compile a manifest into an attach plan.
  *
  * The plan binds every event descriptor of a manifest to concrete probe

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* plan_int.h: what plan.c and plan_targets.c share (private to
  * src/contract/plan*.c; the public API is plan.h). */
 #ifndef PROBITY_PLAN_INT_H

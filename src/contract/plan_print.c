@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* plan_print.c: the attach plan as a table (plain) or a JSON document. */
 #include <string.h>
 #include "contract/plan.h"

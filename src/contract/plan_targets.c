@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* plan_targets.c: the first stage of plan__build (plan.h): each target
  * of the manifest resolved to a file on this machine, opened, and its
  * build-id checked against the manifest's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* value.c: value expressions (`arg0`, `retval`, `*u64(arg0 + 16)`,
  * `s32(retval)`) and guards (`s32(retval) == 0`) of manifest v1.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* yaml_tree.c: libyaml event stream -> positioned tree (see yaml_tree.h).
  *
  * Everything the manifest grammar never needs is refused here, where the

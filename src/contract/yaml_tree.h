@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* yaml_tree.h: a small positioned YAML tree built from libyaml events
  * (internal to src/contract).
  *

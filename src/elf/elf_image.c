@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* elf_image.c: one ELF file as probity needs it, read through libelf.
  *
  * Everything is parsed once, at open: program headers, the GNU build-id,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* elf_image.h: what probity needs to know about one ELF file on disk.
  *
  * GNU build-id, function symbols from .symtab and .dynsym, virtual address

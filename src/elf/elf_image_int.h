@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* elf_image_int.h: the parsed ELF image shared by the files of src/elf/
  * (elf_image.c: headers, build-id, vaddr -> offset, open/free; symbols.c:
  * function symbols; usdt.c: USDT notes). Private to src/elf/.

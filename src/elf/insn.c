@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* insn.c: does a uprobe offset land on an instruction boundary? (Capstone)
  *
  * A uprobe overwrites the first byte of an instruction with int3. An offset

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* insn.h: does a uprobe offset land on an instruction boundary of a
  * function? (Capstone, x86-64; insn.c)
  */

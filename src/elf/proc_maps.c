@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* proc_maps.c: the binaries a running process has mapped.
  *
  * probity attaches uprobes to files, but users name processes. This reads

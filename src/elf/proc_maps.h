@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* proc_maps.h: the files a running process has mapped, with paths that
  * open the very inode it runs (proc_maps.c).
  */

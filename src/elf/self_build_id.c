@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* self_build_id.c: the running executable's GNU build-id from memory
  * (self_build_id.h). dl_iterate_phdr reports the main program first; its
  * PT_NOTE segments are mapped (they sit in the first, read-only load

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* self_build_id.h: the GNU build-id of the running program's own
  * executable, read from its loaded PT_NOTE segments (dl_iterate_phdr), so
  * no path to the binary (and no /proc) is needed. Same bytes as

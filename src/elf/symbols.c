@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* symbols.c: function symbols of an ELF image (see elf_image.h).
  *
  * At open, the defined STT_FUNC / STT_GNU_IFUNC symbols of .symtab and

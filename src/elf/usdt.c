@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* usdt.c: USDT probes of an ELF image, from its .note.stapsdt notes
  * (see usdt.h), read once at open.
  *

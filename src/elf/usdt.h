@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* usdt.h: USDT probes of an ELF image (.note.stapsdt), parsed when the
  * image is opened (usdt.c).
  */

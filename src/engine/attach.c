@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* attach.c: plan -> kernel links (see attach.h). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* attach.h: attach BPF programs to every link of an attach plan.
  *
  * The one place that turns a plan into kernel links: uprobe_multi links

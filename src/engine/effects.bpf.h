@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* effects.bpf.h: OS-effect programs of the engine object (included by
  * engine.bpf.c, so they share its per-thread state and stats maps in one
  * skeleton). tp_btf programs only: kprobes and fentry are not available on

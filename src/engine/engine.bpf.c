@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* engine.bpf.c: the one BPF object behind every manifest.
  *
  * Entry (uprobe.multi), return (uretprobe.multi) and USDT programs look up

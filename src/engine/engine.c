@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* engine.c: load the engine BPF object, fill its descriptor table from a
  * plan, attach, drain records and sum stats (see engine.h). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* engine.h: the resource-event engine, user side.
  *
  * One engine = the engine BPF object (engine.bpf.c + effects.bpf.h) loaded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* event.bpf.h: one event through the model: guard, decode, judge, record
  * (process_event and its stages). Included by engine.bpf.c.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* events.h: every record the BPF engine shares with user space: ring-buffer
  * records, map keys/values, and the aggregate snapshot layout. Included by
  * the *.bpf.c programs (with vmlinux.h) and by user space (with linux/types.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* invariants.bpf.h: the model's invariants (docs/validation.md):
  * violation samples and counters, expectations (invariant 4), capacity
  * (invariant 5), tombstones of held-back USE/RELEASE and the wait for an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* maps.bpf.h: the engine object's maps, per-thread state and the small
  * helpers on them (stats, ring-buffer records, thread state, generations,
  * holds). Included by engine.bpf.c; the other *.bpf.h pieces use these.

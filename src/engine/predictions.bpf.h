@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* predictions.bpf.h: cross-layer predictions (docs/validation.md
  * "Cross-layer checks"): in-call effects and wakes_waiter of a RELEASE,
  * judged against the effect counters effects.bpf.h keeps per thread.

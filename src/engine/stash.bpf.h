@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* stash.bpf.h: per-thread WAIT span stacks and the per-(thread,
  * descriptor) argument stash that carries entry arguments, time and effect
  * counters to the return probe. Included by engine.bpf.c.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* observer.bpf.c: follow every bpf() BPF_PROG_LOAD, BPF_LINK_CREATE and
  * BPF_LINK_UPDATE on the machine through the raw syscall tracepoints
  * (tp_btf: fentry and kprobes are refused on this kernel), and hand one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* observer.c: user side of the independent observer (observer_api.h).
  *
  * Two sources, both time-stamped with CLOCK_MONOTONIC:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* observer.h: what the observer's BPF side (observer.bpf.c) and user side
  * (observer.c) share: the ring-buffer record of one bpf() syscall.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* observer_api.h: the independent observer behind `probity watch`: sees
  * every BPF program load, link creation and link update on the machine
  * (observer.bpf.c on the raw syscall tracepoints, plus perf ksymbol and

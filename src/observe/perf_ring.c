@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* perf_ring.c: per-CPU perf_event rings (see perf_ring.h).
  *
  * Why not libbpf's perf_buffer__new_raw(): it is built to drain the

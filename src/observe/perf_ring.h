@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* perf_ring.h: the one perf_event module of probity: one event per CPU,
  * each with its mmap'ed ring, read without losing track of what the
  * kernel dropped. The observer (side-band ksymbol/bpf_event records on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* canon.c: the canonical JSON encoding receipts are hashed in: object
  * keys sorted, no whitespace, UTF-8 as is, integers only (a real number
  * has no single spelling, so it is refused).

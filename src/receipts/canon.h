@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* canon.h: canonical JSON (sorted keys, compact, no reals) and the
  * SHA-256 digests every receipt object is named by.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* capture.c: read everything the kernel will forget about a loaded BPF
  * program (bpf_prog_info by id fails once it is unloaded), plus the
  * kernel build-id and JIT configuration the receipt's target names.

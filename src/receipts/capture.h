@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* capture.h: what the kernel says about a loaded BPF program
  * (bpf_prog_info: instructions, JIT image, line info, BTF) and about the
  * kernel and JIT it runs on.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* decode.c: the typed decoders of every JSON record the receipts
  * subsystem reads back (lifecycle entries and their parts, receipts,
  * the observer's counters, verify's findings): the one place that reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diff.c: what two generations differ in (see diff.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* diff.h: what two generations differ in, for `receipts diff`: the
  * fields of their generation bodies, their transforms and assumptions,
  * and their instructions (an LCS edit script over 8-byte BPF insns).

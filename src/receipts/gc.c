@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gc.c: garbage collection of a receipt store: remove the objects no
  * lifecycle entry reaches (through its receipt: the receipt, its
  * artifacts and its steps' evidence) and the leftovers of interrupted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* generation.c: one generation of a BPF program, from begin() through
  * load + capture (the immutable receipt, written by record.c) to
  * activation, retirement and unload (lifecycle log entries). See

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lifelog.c: the append-only, hash-chained lifecycle log of a store.
  *
  * DIR/lifecycle.log is a framed file (common/framing.h, magic "PBRCLOG\0",

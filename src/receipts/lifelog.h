@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lifelog.h: the lifecycle log of a receipt store, for its writers (the
  * generation API, the observer) and its readers (receipts, attribution):
  * entry kinds, append, read, and the typed entry decoder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lineage.c: a generation's ancestors (the receipts' parent links) and
  * its activation intervals (the lifecycle log), for `receipts show`.
  */

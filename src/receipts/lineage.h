@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* lineage.h: the history of one generation as `receipts show` tells it:
  * its ancestors through the receipts' parent links, and its activation
  * intervals from the lifecycle log.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* normalize.c: make digests of two identical loads equal.
  *
  * The kernel embeds per-load values in what it hands back:

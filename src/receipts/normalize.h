@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* normalize.h: the normalizations that make digests of a program
  * independent of where and when it was loaded (map fds, kernel
  * addresses in the JIT image, verifier timing lines).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* receipt.h: reading receipts back. A receipt is an in-toto Statement v1
  * whose predicate (PB_RECEIPT_PREDICATE_TYPE) names one generation of a
  * BPF program: the hashed generation body (its digest is the generation

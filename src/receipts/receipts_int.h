@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* receipts_int.h: private to src/receipts/: the layout of struct
  * pb_store, the lifecycle writer cache, and the one check of the public
  * size-tagged opts. Everything other folders need is in the public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* record.c: a loaded program becomes a receipt. Capture its
  * bpf_prog_info, store the artifacts (instructions, JIT image, line
  * mapping, BTF, verifier log, the steps' evidence) and the in-toto

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* schema.h: the key names of every JSON record the receipts subsystem
  * writes and reads back: receipts (in-toto statements), lifecycle log
  * entries, the observer's counters and verify's findings. Writers build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* store.c: the content-addressed object store of receipts and artifacts.
  *
  *   DIR/objects/ab/cdef...   object whose SHA-256 is abcdef... (0444)

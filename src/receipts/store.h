@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* store.h: the object store of a receipt store beyond the public
  * pb_store__* API of include/probity/receipts.h: JSON objects, batches,
  * walking the objects, garbage collection.

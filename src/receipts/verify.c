@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verify.c: recompute every digest of a store and its lifecycle log and
  * name exactly what is missing or altered:
  *  - every object: its content must hash to its name;

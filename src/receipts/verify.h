@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verify.h: recompute every digest of a receipt store and its lifecycle
  * log and name what is missing or altered (see verify.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope_watch.c: `record --envelope FILE` inside the recorder
  * (envelope_watch.h): load and bind before attaching, then check every
  * snapshot and record; warnings become trace notes and messages.

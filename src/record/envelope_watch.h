@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope_watch.h: a recording checked against a distribution envelope
  * (`record --envelope FILE`, src/validate/envelope.h). The envelope is
  * loaded and its binding to the plan's manifest and build-ids checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* recorder.c: one recording (recorder.h). Flow of recorder__run: plan ->
  * envelope -> spawn (held) -> engine -> trace header -> confidence ->
  * release the target -> poll/snapshot loop -> end chunk -> stop the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* recorder.h: one recording of a process, in-process: the manifest's plan
  * (refusing exactly as `probity plan` does), the BPF engine attached to a
  * running pid or to a command spawned held until every probe is attached,

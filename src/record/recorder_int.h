@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* recorder_int.h: the recorder's state, shared by the files of
  * src/record/ only (recorder.c runs it, summary.c reports it). */
 #ifndef PROBITY_RECORDER_INT_H

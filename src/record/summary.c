@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* summary.c: what a recording recorded (recorder.h): the result struct,
  * the `record -j` summary and the lines of the text summary.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* candidate.c: one specialization of `probity rejit` (candidate.h):
  * rewrite generation 0's relocated instructions by the plan (rewrite.c),
  * load with bpf_prog_load (BPF_LOG_STATS), compare verdicts and output

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* candidate.h: one specialization: rewrite (rewrite.h), load through the
  * verifier, compare verdicts with generation 0 (BPF_PROG_TEST_RUN), write
  * the receipt and swap it in.

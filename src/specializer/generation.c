@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* generation.c: add, activate, close and deoptimize generations
  * (generation.h). The swap is one bpf_link_update on the XDP link (the
  * first activation creates the link).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* generation.h: the specializer's generations (state.h's struct sp_gen):
  * add one, swap one in with the XDP link (logged through
  * pb_generation__activate), close one, deoptimize to generation 0.

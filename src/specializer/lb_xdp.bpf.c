@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* lb_xdp.bpf.c: the XDP program `probity rejit` specializes (docs/rejit.md).
  *
  * A small classifier / UDP load balancer: non-IPv4 frames get the

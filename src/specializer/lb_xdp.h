@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* lb_xdp.h: records shared by the rejit XDP program (lb_xdp.bpf.c) and
  * its specializer (src/specializer/): the configuration (a global in its own
  * data section, .data.cfg, so every read compiles to

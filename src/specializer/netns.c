@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* netns.c: the network namespace of `probity rejit` (netns.h): created
  * with a veth pair, or an existing one; entered for the run, left (and
  * deleted if created) at the end.

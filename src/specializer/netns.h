@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* netns.h: the network namespace and veth pair `probity rejit` runs in. */
 #ifndef PROBITY_SPECIALIZER_NETNS_H
 #define PROBITY_SPECIALIZER_NETNS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* profile.c: configuration and profile maps of lb_xdp (profile.h). */
 #include <stddef.h>
 #include <string.h>

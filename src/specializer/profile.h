@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* profile.h: the specializer's view of lb_xdp's two mapped globals (the
  * configuration, .data.cfg, and the profile counters, .bss) and of the
  * kernel's per-program run statistics.

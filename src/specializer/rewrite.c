@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rewrite.c: a plan into instructions and receipt steps (rewrite.h). The
  * stages run in this order; each adds its transform (with the pass's
  * report as evidence) and, where the transform rests on an observation,

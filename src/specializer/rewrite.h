@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rewrite.h: one plan (an epoch's profile) turned into instructions:
  * generation 0's relocated instructions through the passes of
  * src/bpfrewrite/ (constant inlining, dead paths, guarded branches, the

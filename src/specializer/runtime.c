@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* runtime.c: `probity rejit`'s loop (specializer.h, docs/rejit.md), the
  * top of src/specializer/ (state.h draws the files below it).
  *

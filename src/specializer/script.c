@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* script.c: configuration assignments and scenario scripts of
  * `probity rejit` (see script.h, docs/rejit.md). Every error names the
  * file, the line and what was expected.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* script.h: what `probity rejit` reads from its user: configuration
  * assignments (KEY=VAL, --config and script steps) and the scenario
  * script (--script FILE), one timed step per line:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* specializer.h: probity's reference specializer (docs/rejit.md), the
  * library behind `probity rejit`: attach the generic generation of lb_xdp
  * on a veth in a network namespace, drive traffic, profile, specialize

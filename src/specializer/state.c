@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* state.c: the bottom of the specializer (state.h): progress lines, the
  * run's clock, the site and traffic-class names, string lists.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* state.h: the specializer's state, shared by its files (not an API).
  *
  * Files and who uses whom (each only includes what is below it):

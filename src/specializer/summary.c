@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* summary.c: what a run did (specializer.h's struct sp_summary), read
  * from the specializer's state, and its JSON form (`probity -j rejit`,
  * docs/rejit.md): key order is the order it has always had.

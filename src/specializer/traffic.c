@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* traffic.c: the traffic `probity rejit` drives through the XDP device
  * (traffic.h): AF_PACKET frames from the peer, in batches every 5 ms, by
  * the mix the script selects; and the frames of the verdict check.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* traffic.h: the frames `probity rejit` sends through lb_xdp (by the mix
  * the script selects) and the probe frames of the verdict check.
  */

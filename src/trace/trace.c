@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* trace.c: trace file writer and reader (see trace.h, docs/trace-format.md).
  * Everything on disk goes through common/framing.c; this file only lays
  * out the header and chunk payloads. */

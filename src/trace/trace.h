@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* trace.h: the probity trace file (`probity record` writes it, `probity
  * report` / `export` read it), on top of the shared framing in
  * common/framing.h. docs/trace-format.md documents every byte.

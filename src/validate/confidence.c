@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* confidence.c: the per-descriptor confidence controller (confidence.h,
  * docs/validation.md). Pure bookkeeping over counters: no BPF, no I/O. */
 #include <errno.h>

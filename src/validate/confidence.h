@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* confidence.h: the per-descriptor confidence controller of runtime
  * semantic validation (docs/validation.md).
  *

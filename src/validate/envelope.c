@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope.c: distribution envelopes (envelope.h, docs/validation.md):
  * training.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope.h: distribution envelopes of runtime semantic validation
  * (docs/validation.md, "probity train").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope_check.c: a run against an envelope (envelope.h,
  * docs/validation.md): is the envelope bound to this manifest and build,
  * and which metrics leave their band for ENVELOPE_SUSTAIN windows in a row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope_int.h: what the envelope files share (private to
  * src/validate/envelope*.c; the public API is envelope.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope_json.c: the envelope file (envelope.h, docs/validation.md):
  * written as JSON by 'probity train', read back by record/health.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* envelope_metrics.c: the numbers an envelope is made of (envelope.h,
  * docs/validation.md): what each descriptor of the manifest is, every
  * candidate metric it can have, the windows of evidence and one metric's

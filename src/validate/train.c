@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* train.c: training a distribution envelope on clean traces (train.h).
  */
 #include <errno.h>

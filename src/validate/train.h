@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* train.h: training a distribution envelope (src/validate/envelope.h,
  * docs/validation.md) on clean recordings, as `probity train` does.
  *

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* attr_burn.bpf.c: test-only XDP program for the attribution tests. It
  * spends most of each run in its own JIT code (a bounded loop of
  * arithmetic seeded with ATTR_MARK), so that cpu-clock samples taken

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* bench_empty.bpf.c: bench-only empty uprobe programs (bench/engine_bench.c).
  * The kernel's floor for a uprobe hit: the engine's cost per event is
  * reported as a ratio to these on the same sites. `empty_single` is the

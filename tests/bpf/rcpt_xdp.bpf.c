@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* rcpt_xdp.bpf.c: test-only XDP program for the receipts tests. It adds a
  * marker immediate (RCPT_MARK) to a counter per packet; the tests rewrite
  * that immediate before each load to make generations that differ in one

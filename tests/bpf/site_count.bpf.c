@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* site_count.bpf.c: test-only program that counts hits per plan cookie, so
  * tests can prove that a plan's file offsets and cookies reach the right
  * code in a real process (entry, return and USDT sites separately). */

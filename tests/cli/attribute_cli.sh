@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # attribute_cli.sh: `probity sample` + `probity attribute` on real BPF.
 # While `probity sample` (and, if installed, `perf record -k mono`) runs,
 # build/tests/test_attribute test_burn_generations loads three

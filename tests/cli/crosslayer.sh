@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # crosslayer.sh: cross-layer predictions with real BPF (docs/validation.md,
 # "Cross-layer checks"). The fixture tests/fixtures/crosslayer/xlayer.c is
 # built twice under one manifest (build-id filled per binary):

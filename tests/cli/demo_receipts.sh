@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # demo_receipts.sh: scripts/demo-receipts.sh (`make demo-receipts`, the
 # 14:07 story) runs on real BPF and tells its story: the planted generation
 # is gone from bpftool, attribute puts samples in it, receipts show --at

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # demo_runs.sh: the demo service runs every pathology and reports its ground
 # truth, and every symbol its manifest names is a probe-able global function.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # diagnosis.sh: the diagnosis is right on the demo's planted pathologies
 # (real BPF, needs root: skips, or fails under CI=true, without it). For
 # each pathology, in aggregate mode and with --events, `probity record`

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # envelope.sh: distribution envelopes with real BPF (docs/validation.md,
 # "probity train"). On the demo:
 #   - train -- CMD: 3 clean runs (--pathology none) -> an envelope bound to

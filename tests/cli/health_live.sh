@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # health_live.sh: `probity health` during a recording, with real BPF. The
 # borrowed object pool (tests/fixtures/validation) goes stale within ~1 s;
 # record it for 8 s in the background and read the trace while it is

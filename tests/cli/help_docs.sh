@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # help_docs.sh: --help, the command table and docs/probity.md agree.
 # Every command in `probity help` has a section in docs/probity.md and a
 # working --help; every long option a --help prints is documented there.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # lib.sh: the shared preamble of the CLI tests, sourced by tests/cli/*.sh
 # (tests/run.sh runs them from the repository root with PROBITY_BUILD set).
 #   P FIX DEMO DEMO_M   the probity binary, the fixtures, the demo and its manifest

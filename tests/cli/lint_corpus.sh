@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # lint_corpus.sh: `probity manifest lint` on the tests/lint/ corpus.
 #
 #   NN-name.yaml    broken: exit 1, stderr equal to NN-name.expected

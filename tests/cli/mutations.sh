@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # mutations.sh: one real-BPF mutation per runtime invariant
 # (docs/validation.md). tests/fixtures/validation/mutants.c built clean and
 # with one -D switch per mutation (mk/validation-fixtures.mk), each

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # plan_cli.sh: `probity plan` end to end: the demo plan, the PostgreSQL
 # LWLock example (on the installed postgres, or on the stand-in), refusals
 # of a wrong build-id and of a mid-instruction offset, exit codes, JSON.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # receipts_cli.sh: `probity receipts` and `probity watch` on a real store.
 # The unit test test_three_generations (build/tests/test_receipts) loads
 # three generations of an XDP program in a private netns, swaps them with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # record_cli.sh: `probity record` end to end on the demo (needs root and
 # BPF: skips, or fails under CI=true, without them): usage and refusal exit
 # codes, a trace file created 0600, the target spawned held and recorded

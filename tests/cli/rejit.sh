@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # rejit.sh: `probity rejit` on real BPF (root). Run 1 follows a scripted
 # afternoon (config change, traffic shift, config change) and must give
 # >= 5 generations with deoptimizations; the store must verify; the

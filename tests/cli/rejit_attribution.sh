@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # rejit_attribution.sh: issue 6 end to end on real BPF (root, ~40 s).
 # `probity sample` records cpu-clock samples machine-wide while
 # `probity rejit` runs twice:

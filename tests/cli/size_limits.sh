@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # size_limits.sh: the size limits of docs/HACKING.md (issue 10) hold in src/:
 # no function over 150 lines, none over 80 without an "Over 80 lines
 # because ..." comment above it, no file over 800 lines. The offenders are

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # validation.sh: runtime semantic validation with real BPF
 # (docs/validation.md). The seed's example: one object pool built twice
 # from one source (tests/fixtures/validation/objpool.c), the owned build and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_elf.c: libFuzzer entry point for src/elf/ (ELF files are untrusted
  * input: probity opens whatever binary a manifest or a pid names).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_envelope.c: libFuzzer entry point for the envelope parser
  * (src/validate/envelope_json.c): any bytes must parse or fail with a message,
  * never crash. What parses is bound-checked against a fixed manifest,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_lifelog.c: libFuzzer entry point for the receipts lifecycle log
  * (src/receipts/lifelog.c over common/framing.c). Any bytes as
  * DIR/lifecycle.log must read, chain-check, verify and resolve without a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_manifest.c: libFuzzer entry for the manifest reader (libyaml event
  * stream, tree, model, checks, JSON export) and, on short inputs, the
  * value-expression and guard parsers on their own. Whatever the bytes, it

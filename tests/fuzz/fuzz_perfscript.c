@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_perfscript.c: libFuzzer entry point for the `perf script` text
  * parser (src/attribute/perfscript.c): any bytes must parse or fail with
  * an error naming a line, and every sample must look up in a small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_receipt.c: libFuzzer entry point for reading a stored receipt
  * object and for the canonical JSON encoder (src/receipts/canon.c,
  * generation.c, normalize.c). Any bytes are parsed the way

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_records.c: libFuzzer entry for the analysis (src/analyze/): arbitrary
  * bytes as a stream of ring-buffer records, with snapshots cut from the
  * same bytes, then the findings, JSON, text and Perfetto printers. Whatever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_rejit_script.c: libFuzzer entry point for `probity rejit`'s
  * scenario scripts and --config assignments (src/specializer/script.c).
  * Any bytes are parsed as a script; a success must give steps sorted by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_samples.c: libFuzzer entry point for the sample file reader
  * (src/attribute/samples.c over common/framing.c) and the generation
  * interval table built from what it reads (src/attribute/itable.c). Any

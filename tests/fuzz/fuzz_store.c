@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_store.c: libFuzzer entry point for `receipts verify` over a whole
  * store (src/receipts/verify.c, store.c, normalize.c): each input builds
  * a tiny store in a fresh temporary directory and verifies it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_timespec.c: libFuzzer entry point for the TIME and T1..T2 syntax
  * of --at and --window (src/attribute/timespec.c): any string must parse
  * or be refused with a message, never crash or read past its end.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_tmp.h: scratch directories for fuzz targets that need real files:
  * made under /dev/shm when writable (the code under test fsyncs), else
  * /tmp, and removed after every input. */

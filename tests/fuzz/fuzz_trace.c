@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fuzz_trace.c: libFuzzer entry point for the trace reader
  * (src/trace/trace.c over common/framing.c): any bytes as a trace file
  * must open or fail cleanly, and every item must iterate without reading

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """mk-attribute-seeds.py: seed corpora for fuzz_samples, fuzz_perfscript
 and fuzz_timespec (tests/fuzz/corpus/<target>/). Sample files follow
 docs/attribution.md "Sample file format"; broken variants cut a chunk,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # mk-elf-seeds.sh: rebuild the seed corpus of fuzz_elf
 # (tests/fuzz/corpus/fuzz_elf/). The seeds are committed: they are data,
 # small (< 64 KiB each), and cover what src/elf/ parses in every layout we

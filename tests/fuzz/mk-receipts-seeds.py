@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """mk-receipts-seeds.py: regenerate the seed corpora of fuzz_lifelog,
 fuzz_receipt and fuzz_store (tests/fuzz/corpus/<target>/). Run from the
 repository root. Lifecycle logs are framed files (src/common/framing.h,

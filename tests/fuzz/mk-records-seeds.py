@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """mk-records-seeds.py: write the seed corpus of fuzz_records
 (tests/fuzz/corpus/fuzz_records/): well-formed record streams for each
 pathology of the fuzz manifest, plus broken ones (short, oversized, unknown

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* demo_paths.h: where the tests find what the build made (the demo, its
  * manifest, fixtures): $PROBITY_BUILD (set by tests/run.sh) or ./build. */
 #ifndef PROBITY_TEST_DEMO_PATHS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* harness.h: a plain unit-test harness (one binary per tests/unit/test_*.c).
  *
  * TEST(name) { ... ASSERT_*(...) ... } registers a test. Each ASSERT prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_analyze.c: the diagnoses of src/analyze/ on synthetic evidence (no
  * BPF): each pathology ranked first with the right resource and evidence,
  * address reuse kept as separate generations, stale descriptors reported as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_attribute.c: the generation interval table on synthetic lifecycle
  * logs and kernel records (swap with overlap, JIT address reuse under the
  * same symbol name, a dropped activation, lost records, tail-call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_common.c: the shared helpers in src/common: clocks, whole-file
  * reads with a size limit, growable arrays. */
 #include "harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_confidence.c: the confidence controller (src/validate/) on
  * synthetic windows: cumulative counters as snapshots carry them. */
 #include "harness.h"

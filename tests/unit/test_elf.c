@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_elf.c: src/elf/ against the fixtures of mk/elf-fixtures.mk (and,
  * when installed, the system libc and PostgreSQL 15).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_engine.c: the resource-event engine attached for real (as root) to
  * the demo service and to the addr_reuse fixture; its in-kernel counts
  * must equal the demo's own ground truth. Also the trace writer/reader

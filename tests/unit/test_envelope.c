@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_envelope.c: distribution envelopes (src/validate/envelope*.c) on
  * synthetic counters: the training distribution stays inside, a shifted
  * ratio is flagged after ENVELOPE_SUSTAIN windows, a one-window blip is

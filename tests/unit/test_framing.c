@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_framing.c: framed files: round trip, torn tails, corruption,
  * append, header checks, file mode. */
 #include "harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_manifest.c: value expressions, guards, the manifest model and every
  * semantic check of docs/manifest.md, digests and hostile inputs.
  * (The exact text of each lint message is pinned by the .expected files

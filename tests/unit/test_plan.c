@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_plan.c: manifest -> attach plan, against the real demo binary, and
  * (as root) the plan attached for real with uprobe_multi links whose
  * cookies must reach the BPF program. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_receipts.c: execution receipts: canonical encoding, the object
  * store (dedup, crash before rename), the hash-chained lifecycle log
  * (torn tail, concurrent writers, rewritten entries), and with real BPF:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_recorder.c: the recorder library (src/record/recorder.h) driven
  * in-process, as `record`, `train` and a daemon call it: the demo
  * recorded for about a second (as root, with BPF), the trace read back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_rejit.c: the rewrite library (src/bpfrewrite/) on literal
  * instruction arrays (no kernel), its script parser, and a verifier-backed
  * test: lb_xdp specialized by every pass loads, and gives the generic

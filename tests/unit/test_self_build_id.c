@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_self_build_id.c: elf_self_build_id (src/elf/self_build_id.c), the
  * running executable's build-id read from memory, is the build-id
  * elf_image reads from the file of this very test binary.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_trace_live.c: the live-recording lock of trace files
  * (trace_live__hold / trace_live__holder in src/trace/trace.c): a reader
  * sees the writer's pid while it holds the lock, and nobody once it
