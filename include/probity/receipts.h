@@ -45,7 +45,6 @@ struct pb_store_opts {
 	size_t sz;
 	bool no_create;		/* fail with -ENOENT if the store does not exist */
 };
-#define pb_store_opts__last_field no_create
 
 /* Open (create unless opts->no_create) the store in directory dir. */
 int pb_store__open(const char *dir, const struct pb_store_opts *opts, struct pb_store **out);
@@ -69,7 +68,6 @@ struct pb_generation_opts {
 	 * assumptions. "unknown": an observer saw only the result. */
 	const char *provenance;
 };
-#define pb_generation_opts__last_field provenance
 
 int pb_generation__begin(struct pb_store *s, const struct pb_generation_opts *opts,
 			 struct pb_generation **out);
@@ -105,7 +103,6 @@ struct pb_capture_opts {
 	uint32_t log_level;
 	uint64_t load_ns;		/* the caller's verifier + JIT time, 0: unknown */
 };
-#define pb_capture_opts__last_field load_ns
 int pb_generation__capture_fd_opts(struct pb_generation *g, int prog_fd,
 				   const struct pb_capture_opts *opts);
 
@@ -124,7 +121,6 @@ struct pb_activation_opts {
 	struct pb_generation *replaces;	/* gets a 'retired' entry, may be NULL */
 	const char *retire_reason;	/* default "replaced" */
 };
-#define pb_activation_opts__last_field retire_reason
 
 typedef int (*pb_swap_fn_t)(void *ctx);
 /* Take CLOCK_MONOTONIC/REALTIME just before and just after swap(ctx),
