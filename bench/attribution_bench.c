@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	struct pb_store *s;
 	json_t *entries = NULL;
 	uint64_t t0, t1, t2, t3;
-	struct attr_errtext err = { "" };
+	struct pb_errtext err = { 0 };
 	long n;
 	int gens, rc;
 

@@ -137,11 +137,11 @@ static int p2_end(void *ctx, const json_t *end)
 	return 0;
 }
 
-static int attribute_sample_file(struct run *x, const char *path, struct attr_errtext *err)
+static int attribute_sample_file(struct run *x, const char *path, struct pb_errtext *err)
 {
 	struct samples_read_cb p1 = { .snapshot = p1_snapshot, .record = p1_record, .ctx = x->t };
 	struct samples_read_cb p2 = { .record = p2_record, .end = p2_end, .ctx = x };
-	struct attr_errtext why = { "" };
+	struct pb_errtext why = { 0 };
 	int rc;
 
 	rc = samples__read(path, &p1, &why);
@@ -151,14 +151,14 @@ static int attribute_sample_file(struct run *x, const char *path, struct attr_er
 		x->a->torn = why;
 	rc = attr_table__build(x->t);
 	if (rc) {
-		attr_errtext__set(err, "building the interval table: %s", strerror(-rc));
+		pb_errtext__set(err, "building the interval table: %s", strerror(-rc));
 		return rc;
 	}
 	rc = samples__read(path, &p2, &why);
 	if (rc >= 0)
 		return 0;
 fail:
-	attr_errtext__set(err, "%s: %s", path, why.msg[0] ? why.msg : strerror(-rc));
+	pb_errtext__set(err, "%s: %s", path, why.msg[0] ? why.msg : strerror(-rc));
 	return rc;
 }
 
@@ -175,21 +175,21 @@ static int ps_sample(void *ctx, const struct ps_sample *s)
 	return count_sample(x, s->time, s->ip, s->cpu, s->pid, s->tid, s->sym);
 }
 
-static int attribute_perf_script(struct run *x, const char *path, struct attr_errtext *err)
+static int attribute_perf_script(struct run *x, const char *path, struct pb_errtext *err)
 {
-	struct attr_errtext why = { "" };
+	struct pb_errtext why = { 0 };
 	char *buf = NULL;
 	size_t len = 0;
 	int rc;
 
 	rc = pb_read_file(path, 0, &buf, &len);
 	if (rc) {
-		attr_errtext__set(err, "%s: %s", path, rc == -ENOMEM ? "out of memory" : strerror(-rc));
+		pb_errtext__set(err, "%s: %s", path, rc == -ENOMEM ? "out of memory" : strerror(-rc));
 		return rc;
 	}
 	if (len >= 8 && !memcmp(buf, "PERFILE2", 8)) {
-		attr_errtext__set(err, "%s: this is a perf.data file; give the text of 'perf script -i %s -F time,cpu,pid,tid,ip,sym --ns'",
-				  path, path);
+		pb_errtext__set(err, "%s: this is a perf.data file; give the text of 'perf script -i %s -F time,cpu,pid,tid,ip,sym --ns'",
+				path, path);
 		rc = -EMEDIUMTYPE;
 		goto out;
 	}
@@ -197,17 +197,17 @@ static int attribute_perf_script(struct run *x, const char *path, struct attr_er
 	if (!rc)
 		rc = perfscript__parse(buf, len, ps_sample, x, &why);
 	if (rc == -EBADMSG)
-		attr_errtext__set(err, "%s: %s (expected perf script text or a probity sample file)", path,
-				  why.msg);
+		pb_errtext__set(err, "%s: %s (expected perf script text or a probity sample file)", path,
+				why.msg);
 	else if (rc)
-		attr_errtext__set(err, "%s: %s", path, strerror(-rc));
+		pb_errtext__set(err, "%s: %s", path, strerror(-rc));
 out:
 	free(buf);
 	return rc;
 }
 
 int attribution__run(struct attr_table *t, const struct attribution_opts *opts, struct attribution *a,
-		     struct attr_errtext *err)
+		     struct pb_errtext *err)
 {
 	struct run x = { .t = t, .a = a, .list = opts->list };
 	struct stat st;
@@ -219,17 +219,17 @@ int attribution__run(struct attr_table *t, const struct attribution_opts *opts, 
 		rc = attribute_sample_file(&x, opts->input, err);
 	} else if (stat(opts->input, &st)) {
 		rc = -errno;
-		attr_errtext__set(err, "%s: %s", opts->input, strerror(errno));
+		pb_errtext__set(err, "%s: %s", opts->input, strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
 		rc = -EINVAL;
-		attr_errtext__set(err, "%s: not a regular file (expected a sample file or perf script text)",
-				  opts->input);
+		pb_errtext__set(err, "%s: not a regular file (expected a sample file or perf script text)",
+				opts->input);
 	} else {
 		a->format = "perf script text";
 		rc = attribute_perf_script(&x, opts->input, err);
 	}
 	if (rc) {
-		struct attr_errtext torn = a->torn;
+		struct pb_errtext torn = a->torn;
 
 		attribution__clear(a);
 		a->torn = torn;	/* still worth saying before the error */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "attribute/errtext.h"
+#include "common/errtext.h"
 #include "attribute/itable.h"
 
 struct attribution_prog {
@@ -47,7 +47,7 @@ struct attribution {
 	json_t *sampler_stats;		/* the sample file's end chunk counters, or NULL */
 	/* a sample file with a torn or corrupt tail: where (the samples
 	 * before it were attributed); "" otherwise */
-	struct attr_errtext torn;
+	struct pb_errtext torn;
 };
 
 struct attribution_opts {
@@ -62,7 +62,7 @@ struct attribution_opts {
  * set even then): -ENOMEM is a runtime failure, any other error means
  * the input could not be read as either format. */
 int attribution__run(struct attr_table *t, const struct attribution_opts *opts, struct attribution *a,
-		     struct attr_errtext *err);
+		     struct pb_errtext *err);
 void attribution__clear(struct attribution *a);
 
 #endif

@@ -75,7 +75,7 @@ static uint64_t time_ns(const char *t, size_t n)
 }
 
 static int parse_line(const char *line, size_t len, unsigned long lineno, struct ps_sample *s,
-		      char *symbuf, size_t symsz, struct attr_errtext *err)
+		      char *symbuf, size_t symsz, struct pb_errtext *err)
 {
 	const char *tok[PS_MAX_TOK];
 	size_t tl[PS_MAX_TOK], n = 0, i, ti = SIZE_MAX, k;
@@ -101,7 +101,7 @@ static int parse_line(const char *line, size_t len, unsigned long lineno, struct
 	if (ti == SIZE_MAX)
 		return 0;	/* not a sample line */
 	if (tl[ti] > 22) {
-		attr_errtext__set(err, "line %lu: time '%.*s' out of range", lineno, (int)tl[ti], tok[ti]);
+		pb_errtext__set(err, "line %lu: time '%.*s' out of range", lineno, (int)tl[ti], tok[ti]);
 		return -EBADMSG;
 	}
 	memset(s, 0, sizeof(*s));
@@ -135,8 +135,8 @@ static int parse_line(const char *line, size_t len, unsigned long lineno, struct
 		}
 	}
 	if (k >= n || !parse_u64(tok[k], tl[k], 16, &s->ip)) {
-		attr_errtext__set(err, "line %lu: expected an instruction pointer (hex) after the time and event, found '%.*s'",
-				  lineno, k < n ? (int)(tl[k] > 40 ? 40 : tl[k]) : 6, k < n ? tok[k] : "(none)");
+		pb_errtext__set(err, "line %lu: expected an instruction pointer (hex) after the time and event, found '%.*s'",
+				lineno, k < n ? (int)(tl[k] > 40 ? 40 : tl[k]) : 6, k < n ? tok[k] : "(none)");
 		return -EBADMSG;
 	}
 	if (k + 1 < n && tok[k + 1][0] != '(') {
@@ -160,7 +160,7 @@ static int parse_line(const char *line, size_t len, unsigned long lineno, struct
 }
 
 int perfscript__parse(const char *text, size_t len, int (*fn)(void *ctx, const struct ps_sample *s),
-		      void *ctx, struct attr_errtext *err)
+		      void *ctx, struct pb_errtext *err)
 {
 	unsigned long lineno = 0;
 	size_t off = 0;
@@ -174,7 +174,7 @@ int perfscript__parse(const char *text, size_t len, int (*fn)(void *ctx, const s
 
 		lineno++;
 		if (memchr(text + off, 0, ll)) {
-			attr_errtext__set(err, "line %lu: NUL byte (not perf script text)", lineno);
+			pb_errtext__set(err, "line %lu: NUL byte (not perf script text)", lineno);
 			return -EBADMSG;
 		}
 		if (ll && text[off] != '#') {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "attribute/errtext.h"
+#include "common/errtext.h"
 
 struct ps_sample {
 	uint64_t time;		/* ns of the session's clock (-k mono: CLOCK_MONOTONIC) */
@@ -23,6 +23,6 @@ struct ps_sample {
  * parse is an error naming its line. Returns 0 or -EBADMSG (err says
  * "line N: ...") or fn's non-zero return. */
 int perfscript__parse(const char *text, size_t len, int (*fn)(void *ctx, const struct ps_sample *s),
-		      void *ctx, struct attr_errtext *err);
+		      void *ctx, struct pb_errtext *err);
 
 #endif

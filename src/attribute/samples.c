@@ -205,7 +205,7 @@ int samples_writer__close(struct samples_writer *w, const json_t *end)
  * The chunk's offset in the file and the record's in the chunk name it
  * in err. */
 static int decode_record(const uint8_t *p, uint16_t size, off_t chunk_off, size_t off,
-			 struct sf_record *r, struct attr_errtext *err)
+			 struct sf_record *r, struct pb_errtext *err)
 {
 	uint16_t type = get16(p);
 
@@ -231,8 +231,8 @@ static int decode_record(const uint8_t *p, uint16_t size, off_t chunk_off, size_
 		r->ksym.flags = get16(p + 30);
 		r->time_max = get64(p + 32);
 		if (!memchr(p + 40, 0, size - 40)) {
-			attr_errtext__set(err, "chunk at offset %lld: ksymbol record at +%zu: name is not NUL-terminated",
-					  (long long)chunk_off, off);
+			pb_errtext__set(err, "chunk at offset %lld: ksymbol record at +%zu: name is not NUL-terminated",
+					(long long)chunk_off, off);
 			return -EBADMSG;
 		}
 		r->ksym.name = (const char *)p + 40;
@@ -255,20 +255,20 @@ static int decode_record(const uint8_t *p, uint16_t size, off_t chunk_off, size_
 		return 1;
 	}
 	if (r->time_max < r->time) {
-		attr_errtext__set(err, "chunk at offset %lld: record at +%zu: time_max %llu is before time %llu",
-				  (long long)chunk_off, off, (unsigned long long)r->time_max,
-				  (unsigned long long)r->time);
+		pb_errtext__set(err, "chunk at offset %lld: record at +%zu: time_max %llu is before time %llu",
+				(long long)chunk_off, off, (unsigned long long)r->time_max,
+				(unsigned long long)r->time);
 		return -EBADMSG;
 	}
 	return 0;
 short_rec:
-	attr_errtext__set(err, "chunk at offset %lld: record type %u at +%zu: size %u is too small",
-			  (long long)chunk_off, type, off, size);
+	pb_errtext__set(err, "chunk at offset %lld: record type %u at +%zu: size %u is too small",
+			(long long)chunk_off, type, off, size);
 	return -EBADMSG;
 }
 
 static int parse_records(const uint8_t *p, size_t len, off_t chunk_off, const struct samples_read_cb *cb,
-			 struct attr_errtext *err)
+			 struct pb_errtext *err)
 {
 	size_t off = 0;
 	int ret;
@@ -278,14 +278,14 @@ static int parse_records(const uint8_t *p, size_t len, off_t chunk_off, const st
 		uint16_t size;
 
 		if (len - off < 16) {
-			attr_errtext__set(err, "chunk at offset %lld: record at +%zu: %zu bytes left, a record head is 16",
-					  (long long)chunk_off, off, len - off);
+			pb_errtext__set(err, "chunk at offset %lld: record at +%zu: %zu bytes left, a record head is 16",
+					(long long)chunk_off, off, len - off);
 			return -EBADMSG;
 		}
 		size = get16(p + off + 2);
 		if (size < 16 || size % 8 || size > len - off) {
-			attr_errtext__set(err, "chunk at offset %lld: record at +%zu: bad size %u (expected a multiple of 8, 16..%zu)",
-					  (long long)chunk_off, off, size, len - off);
+			pb_errtext__set(err, "chunk at offset %lld: record at +%zu: bad size %u (expected a multiple of 8, 16..%zu)",
+					(long long)chunk_off, off, size, len - off);
 			return -EBADMSG;
 		}
 		ret = decode_record(p + off, size, chunk_off, off, &r, err);
@@ -313,7 +313,7 @@ bool samples__is_sample_file(const char *path)
 
 /* Open path as a sample file: magic, version, a file header whose bytes
  * (none defined yet) are all zero. NULL + errno, why in err. */
-static struct frame_reader *open_samples(const char *path, struct attr_errtext *err)
+static struct frame_reader *open_samples(const char *path, struct pb_errtext *err)
 {
 	struct frame_reader *r;
 	const void *hdr;
@@ -325,19 +325,19 @@ static struct frame_reader *open_samples(const char *path, struct attr_errtext *
 		int e = errno;
 
 		if (e == EBADMSG)
-			attr_errtext__set(err, "not a probity sample file (bad magic or file header)");
+			pb_errtext__set(err, "not a probity sample file (bad magic or file header)");
 		else if (e == EPROTONOSUPPORT)
-			attr_errtext__set(err, "sample file version is newer than %u", PB_SAMPLES_VERSION);
+			pb_errtext__set(err, "sample file version is newer than %u", PB_SAMPLES_VERSION);
 		else if (e == EINVAL || e == EISDIR)
-			attr_errtext__set(err, "not a regular file");
+			pb_errtext__set(err, "not a regular file");
 		else
-			attr_errtext__set(err, "%s", strerror(e));
+			pb_errtext__set(err, "%s", strerror(e));
 		errno = e;
 		return NULL;
 	}
 	for (i = 0; i < hl; i++) {
 		if (((const uint8_t *)hdr)[i]) {
-			attr_errtext__set(err, "file header byte %zu is not zero (unknown header field)", 16 + i);
+			pb_errtext__set(err, "file header byte %zu is not zero (unknown header field)", 16 + i);
 			frame_reader__free(r);
 			errno = EBADMSG;
 			return NULL;
@@ -348,7 +348,7 @@ static struct frame_reader *open_samples(const char *path, struct attr_errtext *
 
 /* A header, snapshot or end chunk: one JSON object to its callback. */
 static int json_chunk(uint32_t type, const void *buf, size_t len, off_t off, bool *seen_header,
-		      const struct samples_read_cb *cb, struct attr_errtext *err)
+		      const struct samples_read_cb *cb, struct pb_errtext *err)
 {
 	json_error_t jerr;
 	json_t *j;
@@ -357,14 +357,14 @@ static int json_chunk(uint32_t type, const void *buf, size_t len, off_t off, boo
 	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(j)) {
 		json_decref(j);
-		attr_errtext__set(err, "chunk at offset %lld (type %u): expected a JSON object: %s",
-				  (long long)off, type, jerr.text);
+		pb_errtext__set(err, "chunk at offset %lld (type %u): expected a JSON object: %s",
+				(long long)off, type, jerr.text);
 		return -EBADMSG;
 	}
 	if (type == SF_CHUNK_HEADER) {
 		if (*seen_header) {
 			json_decref(j);
-			attr_errtext__set(err, "chunk at offset %lld: a second header chunk", (long long)off);
+			pb_errtext__set(err, "chunk at offset %lld: a second header chunk", (long long)off);
 			return -EBADMSG;
 		}
 		*seen_header = true;
@@ -378,7 +378,7 @@ static int json_chunk(uint32_t type, const void *buf, size_t len, off_t off, boo
 	return ret;
 }
 
-int samples__read(const char *path, const struct samples_read_cb *cb, struct attr_errtext *err)
+int samples__read(const char *path, const struct samples_read_cb *cb, struct pb_errtext *err)
 {
 	struct frame_reader *r;
 	const void *buf;
@@ -394,8 +394,8 @@ int samples__read(const char *path, const struct samples_read_cb *cb, struct att
 		off_t off = frame_reader__offset(r) - 16 - (off_t)len;
 
 		if (!seen_header && type != SF_CHUNK_HEADER) {
-			attr_errtext__set(err, "chunk at offset %lld: type %u before the header chunk",
-					  (long long)off, type);
+			pb_errtext__set(err, "chunk at offset %lld: type %u before the header chunk",
+					(long long)off, type);
 			ret = -EBADMSG;
 			goto out;
 		}
@@ -408,13 +408,13 @@ int samples__read(const char *path, const struct samples_read_cb *cb, struct att
 			goto out;
 	}
 	if (n == -EBADMSG) {
-		attr_errtext__set(err, "%s", frame_reader__error(r));
+		pb_errtext__set(err, "%s", frame_reader__error(r));
 		ret = 1;
 	} else if (n < 0) {
-		attr_errtext__set(err, "%s", strerror(-n));
+		pb_errtext__set(err, "%s", strerror(-n));
 		ret = n;
 	} else if (!seen_header) {
-		attr_errtext__set(err, "no header chunk");
+		pb_errtext__set(err, "no header chunk");
 		ret = -EBADMSG;
 	}
 out:

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "attribute/errtext.h"
+#include "common/errtext.h"
 
 #define PB_SAMPLES_MAGIC "PBSAMPL\0"
 #define PB_SAMPLES_VERSION 1
@@ -125,7 +125,7 @@ struct samples_read_cb {
  * everything before it was delivered; why in err), -EBADMSG for a file
  * that is not a sample file or is malformed inside a good chunk (why in
  * err), -errno otherwise (err says which). err may be NULL. */
-int samples__read(const char *path, const struct samples_read_cb *cb, struct attr_errtext *err);
+int samples__read(const char *path, const struct samples_read_cb *cb, struct pb_errtext *err);
 /* Does path start with the sample file magic? */
 bool samples__is_sample_file(const char *path);
 

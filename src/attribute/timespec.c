@@ -12,10 +12,10 @@
 #include <time.h>
 #include "attribute/timespec.h"
 
-static int bad(struct attr_errtext *err, const char *s, const char *why)
+static int bad(struct pb_errtext *err, const char *s, const char *why)
 {
-	attr_errtext__set(err, "time '%.64s': %s (expected NS, mono:NS, S.FRAC, @S.FRAC or YYYY-MM-DDTHH:MM:SS[.FRAC]Z)",
-			  s, why);
+	pb_errtext__set(err, "time '%.64s': %s (expected NS, mono:NS, S.FRAC, @S.FRAC or YYYY-MM-DDTHH:MM:SS[.FRAC]Z)",
+			s, why);
 	return -EINVAL;
 }
 
@@ -73,7 +73,7 @@ static int seconds(const char *p, const char **end, uint64_t *ns)
 	return 0;
 }
 
-int pb_time__parse(const char *s, struct pb_time *t, struct attr_errtext *err)
+int pb_time__parse(const char *s, struct pb_time *t, struct pb_errtext *err)
 {
 	const char *p = s, *end;
 	uint64_t v;
@@ -156,18 +156,18 @@ int pb_time__parse(const char *s, struct pb_time *t, struct attr_errtext *err)
 	return 0;
 }
 
-int pb_time__parse_window(const char *s, struct pb_time *t1, struct pb_time *t2, struct attr_errtext *err)
+int pb_time__parse_window(const char *s, struct pb_time *t1, struct pb_time *t2, struct pb_errtext *err)
 {
 	const char *dots = s ? strstr(s, "..") : NULL;
 	char a[128];
 	int rc;
 
 	if (!dots || dots == s || !dots[2]) {
-		attr_errtext__set(err, "window '%.64s': expected T1..T2", s ?: "");
+		pb_errtext__set(err, "window '%.64s': expected T1..T2", s ?: "");
 		return -EINVAL;
 	}
 	if ((size_t)(dots - s) >= sizeof(a)) {
-		attr_errtext__set(err, "window '%.64s': first time too long", s);
+		pb_errtext__set(err, "window '%.64s': first time too long", s);
 		return -EINVAL;
 	}
 	memcpy(a, s, dots - s);
@@ -175,7 +175,7 @@ int pb_time__parse_window(const char *s, struct pb_time *t1, struct pb_time *t2,
 	if ((rc = pb_time__parse(a, t1, err)) || (rc = pb_time__parse(dots + 2, t2, err)))
 		return rc;
 	if (t1->realtime == t2->realtime && t1->ns > t2->ns) {
-		attr_errtext__set(err, "window '%.64s': T1 is after T2", s);
+		pb_errtext__set(err, "window '%.64s': T1 is after T2", s);
 		return -EINVAL;
 	}
 	return 0;

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "attribute/errtext.h"
+#include "common/errtext.h"
 
 /* TIME: "mono:NS" or plain NS (CLOCK_MONOTONIC nanoseconds), "S.FRAC" or
  * "mono:S.FRAC" (CLOCK_MONOTONIC seconds, as perf script prints them);
@@ -18,9 +18,9 @@ struct pb_time {
 	bool realtime;		/* ns is CLOCK_REALTIME, else CLOCK_MONOTONIC */
 };
 /* 0, or -EINVAL with err (may be NULL) saying why. */
-int pb_time__parse(const char *s, struct pb_time *t, struct attr_errtext *err);
+int pb_time__parse(const char *s, struct pb_time *t, struct pb_errtext *err);
 /* "T1..T2"; 0 or -EINVAL as pb_time__parse. */
 int pb_time__parse_window(const char *s, struct pb_time *t1, struct pb_time *t2,
-			  struct attr_errtext *err);
+			  struct pb_errtext *err);
 
 #endif

@@ -159,7 +159,7 @@ static void print_summary(const char *input, const struct attribution *a)
 static int attribute_samples(const struct attribute_args *o, struct attr_table *t)
 {
 	struct attribution_opts ao = { .input = o->input, .list = o->list };
-	struct attr_errtext err = { "" };
+	struct pb_errtext err = { 0 };
 	struct attribution a;
 	int rc;
 
@@ -279,7 +279,7 @@ static int window_times(const struct attr_table *t, const struct pb_time *a, con
 
 static int do_window(const char *win, const char *link, struct attr_table *t)
 {
-	struct attr_errtext err = { "" };
+	struct pb_errtext err = { 0 };
 	struct pb_time a, b;
 	uint64_t t1, t2;
 	char key[96];

@@ -415,7 +415,7 @@ static int resolve_at(struct pb_store *s, const struct ropts *o, char gen[PB_DIG
 	struct attr_result r;
 	struct pb_time tm;
 	json_t *entries = NULL, *segs = NULL;
-	struct attr_errtext err = { "" };
+	struct pb_errtext err = { 0 };
 	char key[96];
 	uint64_t mono;
 	int rc, ret = EXIT_USAGE;

@@ -118,7 +118,7 @@ static int parse_ms(const char *opt, const char *s, uint32_t *ms)
 
 static int read_script(const char *path, struct sp_script *s)
 {
-	char err[512];
+	struct pb_errtext err = { 0 };
 	char *buf = NULL;
 	size_t len = 0;
 	int rc;
@@ -133,10 +133,10 @@ static int read_script(const char *path, struct sp_script *s)
 		free(buf);
 		return -E2BIG;
 	}
-	rc = sp_script_parse(buf, len, path, s, err, sizeof(err));
+	rc = sp_script_parse(buf, len, path, s, &err);
 	free(buf);
 	if (rc)
-		p_err("%s", err);
+		p_err("%s", err.msg);
 	return rc;
 }
 
@@ -222,15 +222,14 @@ static int parse_bias(const char *arg, uint32_t *permille)
 
 static int parse_config(const char *arg, struct rejit_args *a)
 {
-	char err[512] = "";
+	struct pb_errtext err = { 0 };
 
 	if (a->ro.n_cfg == MAX_CFG) {
 		p_err("--config: at most %d assignments", MAX_CFG);
 		return -EINVAL;
 	}
-	if (sp_config_parse(arg, &a->cfg_field[a->ro.n_cfg], &a->cfg_value[a->ro.n_cfg], err,
-			    sizeof(err))) {
-		p_err("--config: %s", err);
+	if (sp_config_parse(arg, &a->cfg_field[a->ro.n_cfg], &a->cfg_value[a->ro.n_cfg], &err)) {
+		p_err("--config: %s", err.msg);
 		return -EINVAL;
 	}
 	a->ro.n_cfg++;

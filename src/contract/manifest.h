@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
+#include "common/errtext.h"
 
 #define MANIFEST_VERSION	1
 #define PB_MAX_DEREF		3	/* dereference levels in a value */
@@ -280,11 +281,11 @@ const char *pb_effect_str(enum pb_effect fx);
 bool pb_effect_in_call(enum pb_effect fx);
 
 /* Parse a value expression on its own (used by the parser and tests).
- * Returns 0 or -EINVAL with a human message in err ("expected ..., found ..."),
- * and the 0-based column of the problem in *err_col.
+ * Returns 0 or -EINVAL with a human message in err->msg ("expected ...,
+ * found ...") and the 0-based column of the problem in err->col, which
+ * the linter turns into a positioned finding. err may be NULL.
  */
-int pb_value__parse(const char *text, struct pb_value *out, char *err, size_t err_sz,
-		    int *err_col);
+int pb_value__parse(const char *text, struct pb_value *out, struct pb_errtext *err);
 /* Print a value expression in canonical form; returns the length, or
  * -ENOSPC when buf is too small (buf is then truncated, NUL-terminated). */
 int pb_value__format(const struct pb_value *v, char *buf, size_t sz);
@@ -298,8 +299,7 @@ bool pb_value__const(const struct pb_value *v, int64_t *out);
 
 /* Parse a guard `<value> <op> <integer>` (same error conventions as
  * pb_value__parse); sets present = true on success. */
-int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t err_sz,
-		    int *err_col);
+int pb_guard__parse(const char *text, struct pb_guard *out, struct pb_errtext *err);
 int pb_guard__format(const struct pb_guard *g, char *buf, size_t sz);
 void pb_guard__free(struct pb_guard *g);
 

@@ -202,8 +202,8 @@ struct pb_loc mf_text_loc(const struct ynode *v, int col)
 bool mf_get_value(struct mctx *c, const struct ynode *v, const char *parent,
 		  const char *key, struct pb_value *out)
 {
-	char msg[256];
-	int col = 0, err;
+	struct pb_errtext why = { 0 };
+	int err;
 
 	if (!mf_want_scalar(c, v, parent, key,
 			    "a value expression (argN, retval, an integer or *uN(...))"))
@@ -212,13 +212,13 @@ bool mf_get_value(struct mctx *c, const struct ynode *v, const char *parent,
 		merr(c, v->loc, parent, key, "expected a value expression, found a string with NUL bytes");
 		return false;
 	}
-	err = pb_value__parse(v->str, out, msg, sizeof(msg), &col);
+	err = pb_value__parse(v->str, out, &why);
 	if (err == -ENOMEM) {
 		c->oom = true;
 		return false;
 	}
 	if (err) {
-		merr(c, mf_text_loc(v, col), parent, key, "%s", msg);
+		merr(c, mf_text_loc(v, why.col), parent, key, "%s", why.msg);
 		return false;
 	}
 	out->loc = v->loc;
@@ -228,8 +228,8 @@ bool mf_get_value(struct mctx *c, const struct ynode *v, const char *parent,
 bool mf_get_guard(struct mctx *c, const struct ynode *v, const char *parent,
 		  const char *key, struct pb_guard *out)
 {
-	char msg[256];
-	int col = 0, err;
+	struct pb_errtext why = { 0 };
+	int err;
 
 	if (!mf_want_scalar(c, v, parent, key, "a guard '<value> <op> <integer>' (e.g. retval != 0)"))
 		return false;
@@ -237,13 +237,13 @@ bool mf_get_guard(struct mctx *c, const struct ynode *v, const char *parent,
 		merr(c, v->loc, parent, key, "expected a guard, found a string with NUL bytes");
 		return false;
 	}
-	err = pb_guard__parse(v->str, out, msg, sizeof(msg), &col);
+	err = pb_guard__parse(v->str, out, &why);
 	if (err == -ENOMEM) {
 		c->oom = true;
 		return false;
 	}
 	if (err) {
-		merr(c, mf_text_loc(v, col), parent, key, "%s", msg);
+		merr(c, mf_text_loc(v, why.col), parent, key, "%s", why.msg);
 		return false;
 	}
 	out->loc = v->loc;

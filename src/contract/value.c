@@ -22,8 +22,7 @@ struct vparser {
 	const char *s;
 	size_t len;
 	size_t pos;
-	char *err;
-	size_t err_sz;
+	struct pb_errtext *err;
 	int err_col;
 	bool failed;
 };
@@ -88,9 +87,9 @@ static void fail_at(struct vparser *p, size_t pos, const char *fmt, ...)
 		return;
 	p->failed = true;
 	p->err_col = (int)(pos > p->len ? p->len : pos);
-	if (p->err && p->err_sz) {
+	if (p->err) {
 		va_start(ap, fmt);
-		vsnprintf(p->err, p->err_sz, fmt, ap);
+		vsnprintf(p->err->msg, sizeof(p->err->msg), fmt, ap);
 		va_end(ap);
 	}
 }
@@ -371,15 +370,14 @@ static bool parse_term(struct vparser *p, struct pb_value *v)
 	return parse_offset(p, &v->final_offset);
 }
 
-static void vparser_init(struct vparser *p, const char *s, size_t len, char *err, size_t err_sz)
+static void vparser_init(struct vparser *p, const char *s, size_t len, struct pb_errtext *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->s = s;
 	p->len = len;
 	p->err = err;
-	p->err_sz = err_sz;
-	if (err && err_sz)
-		err[0] = '\0';
+	if (err)
+		err->msg[0] = '\0';
 }
 
 /* value := cast? term, over s[0..len) */
@@ -444,8 +442,7 @@ static void trim(const char **s, size_t *len)
 		(*len)--;
 }
 
-int pb_value__parse(const char *text, struct pb_value *out, char *err, size_t err_sz,
-		    int *err_col)
+int pb_value__parse(const char *text, struct pb_value *out, struct pb_errtext *err)
 {
 	struct vparser p;
 	struct pb_value v;
@@ -453,11 +450,11 @@ int pb_value__parse(const char *text, struct pb_value *out, char *err, size_t er
 
 	memset(&v, 0, sizeof(v));
 	memset(out, 0, sizeof(*out));
-	if (err_col)
-		*err_col = 0;
+	if (err)
+		err->col = 0;
 	if (!text)
 		return -EINVAL;
-	vparser_init(&p, text, strlen(text), err, err_sz);
+	vparser_init(&p, text, strlen(text), err);
 	if (!parse_value_span(&p, &v))
 		goto fail;
 	skip_ws(&p);
@@ -479,8 +476,8 @@ int pb_value__parse(const char *text, struct pb_value *out, char *err, size_t er
 	*out = v;
 	return 0;
 fail:
-	if (err_col)
-		*err_col = p.err_col;
+	if (err)
+		err->col = p.err_col;
 	return -EINVAL;
 }
 
@@ -700,8 +697,7 @@ static int guard_texts(const char *text, size_t len, size_t op_at, struct pb_gua
 	return g->text && g->lhs.text ? 0 : -ENOMEM;
 }
 
-int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t err_sz,
-		    int *err_col)
+int pb_guard__parse(const char *text, struct pb_guard *out, struct pb_errtext *err)
 {
 	struct pb_guard g;
 	struct vparser p;
@@ -711,15 +707,15 @@ int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t er
 
 	memset(&g, 0, sizeof(g));
 	memset(out, 0, sizeof(*out));
-	if (err_col)
-		*err_col = 0;
+	if (err)
+		err->col = 0;
 	if (!text)
 		return -EINVAL;
 	len = strlen(text);
 	/* no comparison character can appear inside a value, so the first one
 	 * splits the guard */
 	op_at = strcspn(text, "=!<>");
-	vparser_init(&p, text, op_at, err, err_sz);
+	vparser_init(&p, text, op_at, err);
 	if (op_at == len) {
 		fail_no_operator(&p, &g.lhs);
 		goto fail;
@@ -744,8 +740,8 @@ int pb_guard__parse(const char *text, struct pb_guard *out, char *err, size_t er
 	*out = g;
 	return 0;
 fail:
-	if (err_col)
-		*err_col = p.err_col;
+	if (err)
+		err->col = p.err_col;
 	pb_value__free(&g.lhs);
 	return -EINVAL;
 }

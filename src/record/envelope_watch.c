@@ -34,7 +34,7 @@ struct envelope_watch *envelope_watch__new(const char *path, const struct plan *
 {
 	struct envelope_watch *ew;
 	struct envelope_binding b;
-	char why[ENVELOPE_ERR_MAX];
+	struct pb_errtext why = { 0 };
 	int err;
 
 	ew = calloc(1, sizeof(*ew));
@@ -43,16 +43,16 @@ struct envelope_watch *envelope_watch__new(const char *path, const struct plan *
 		err = -ENOMEM;
 		goto fail;
 	}
-	ew->env = envelope__load(path, why, sizeof(why));
+	ew->env = envelope__load(path, &why);
 	if (!ew->env) {
 		err = errno == ENOMEM ? -ENOMEM : -EINVAL;
-		recorder_say(msg, ctx, PB_LOG_ERROR, "--envelope: %s", why);
+		recorder_say(msg, ctx, PB_LOG_ERROR, "--envelope: %s", why.msg);
 		goto fail;
 	}
 	envelope_binding__from_plan(p, &b);
-	if (envelope__check_binding(ew->env, p->manifest, &b, why, sizeof(why))) {
+	if (envelope__check_binding(ew->env, p->manifest, &b, &why)) {
 		err = -EINVAL;
-		recorder_say(msg, ctx, PB_LOG_ERROR, "--envelope %s: refused: %s", path, why);
+		recorder_say(msg, ctx, PB_LOG_ERROR, "--envelope %s: refused: %s", path, why.msg);
 		goto fail;
 	}
 	ew->chk = envelope_check__new(ew->env, p->manifest);

@@ -63,14 +63,14 @@ static int parse_dotted(const char *s, uint32_t *out)
 	return 0;
 }
 
-int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err, size_t errsz)
+int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, struct pb_errtext *err)
 {
 	const char *eq = strchr(kv, '=');
 	size_t i, klen;
 	uint32_t v;
 
 	if (!eq) {
-		snprintf(err, errsz, "expected KEY=VALUE, found '%.64s'", kv);
+		pb_errtext__set(err, "expected KEY=VALUE, found '%.64s'", kv);
 		return -EINVAL;
 	}
 	klen = (size_t)(eq - kv);
@@ -78,21 +78,22 @@ int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err,
 		if (strlen(sp_cfg_fields[i].name) == klen && !strncmp(sp_cfg_fields[i].name, kv, klen))
 			break;
 	if (i == sp_n_cfg_fields) {
-		snprintf(err, errsz, "unknown configuration key '%.*s' (expected one of feature_acl, "
-			 "feature_stats, n_backends, vip_port, acl_prefix, default_verdict)",
-			 (int)(klen > 64 ? 64 : klen), kv);
+		pb_errtext__set(err, "unknown configuration key '%.*s' (expected one of feature_acl, "
+				"feature_stats, n_backends, vip_port, acl_prefix, default_verdict)",
+				(int)(klen > 64 ? 64 : klen), kv);
 		return -EINVAL;
 	}
 	if (parse_u32(eq + 1, &v) && (strcmp(sp_cfg_fields[i].name, "acl_prefix") ||
 				      parse_dotted(eq + 1, &v))) {
-		snprintf(err, errsz, "%s: expected an unsigned number%s, found '%.64s'",
-			 sp_cfg_fields[i].name,
-			 strcmp(sp_cfg_fields[i].name, "acl_prefix") ? "" : " or a.b.c.d", eq + 1);
+		pb_errtext__set(err, "%s: expected an unsigned number%s, found '%.64s'",
+				sp_cfg_fields[i].name,
+				strcmp(sp_cfg_fields[i].name, "acl_prefix") ? "" : " or a.b.c.d",
+				eq + 1);
 		return -EINVAL;
 	}
 	if (v < sp_cfg_fields[i].min || v > sp_cfg_fields[i].max) {
-		snprintf(err, errsz, "%s: expected %u..%u, found %u", sp_cfg_fields[i].name,
-			 sp_cfg_fields[i].min, sp_cfg_fields[i].max, v);
+		pb_errtext__set(err, "%s: expected %u..%u, found %u", sp_cfg_fields[i].name,
+				sp_cfg_fields[i].min, sp_cfg_fields[i].max, v);
 		return -EINVAL;
 	}
 	*field = (uint32_t)i;
@@ -120,7 +121,7 @@ static int cmp_step(const void *a, const void *b)
 #define SP_MAX_T_MS (7ull * 24 * 3600 * 1000)
 
 /* one line (NUL-terminated, no newline) into st */
-static int parse_line(char *s, struct sp_step *st, char *msg, size_t msz)
+static int parse_line(char *s, struct sp_step *st, struct pb_errtext *why)
 {
 	char *tok[4], *save = NULL, *t;
 	int n = 0;
@@ -129,31 +130,32 @@ static int parse_line(char *s, struct sp_step *st, char *msg, size_t msz)
 
 	for (t = strtok_r(s, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
 		if (n == 4) {
-			snprintf(msg, msz, "expected 't=SECONDS config KEY=VALUE' or "
-				 "'t=SECONDS traffic MIX', found extra words");
+			pb_errtext__set(why, "expected 't=SECONDS config KEY=VALUE' or "
+					"'t=SECONDS traffic MIX', found extra words");
 			return -EINVAL;
 		}
 		tok[n++] = t;
 	}
 	if (n < 3 || strncmp(tok[0], "t=", 2)) {
-		snprintf(msg, msz, "expected 't=SECONDS config KEY=VALUE' or 't=SECONDS traffic MIX'");
+		pb_errtext__set(why,
+				"expected 't=SECONDS config KEY=VALUE' or 't=SECONDS traffic MIX'");
 		return -EINVAL;
 	}
 	if (n != 3) {
-		snprintf(msg, msz, "expected 3 words, found %d", n);
+		pb_errtext__set(why, "expected 3 words, found %d", n);
 		return -EINVAL;
 	}
 	errno = 0;
 	sec = strtod(tok[0] + 2, &end);
 	if (errno || end == tok[0] + 2 || *end || !isfinite(sec) || sec < 0 ||
 	    sec * 1000 > (double)SP_MAX_T_MS) {
-		snprintf(msg, msz, "expected t=SECONDS (0..604800), found '%.32s'", tok[0]);
+		pb_errtext__set(why, "expected t=SECONDS (0..604800), found '%.32s'", tok[0]);
 		return -EINVAL;
 	}
 	st->t_ms = (uint64_t)(sec * 1000 + 0.5);
 	if (!strcmp(tok[1], "config")) {
 		st->kind = SP_STEP_CONFIG;
-		return sp_config_parse(tok[2], &st->field, &st->value, msg, msz);
+		return sp_config_parse(tok[2], &st->field, &st->value, why);
 	}
 	if (!strcmp(tok[1], "traffic")) {
 		uint32_t m;
@@ -163,22 +165,23 @@ static int parse_line(char *s, struct sp_step *st, char *msg, size_t msz)
 			if (!strcmp(tok[2], sp_mix_names[m]))
 				break;
 		if (m == SP_N_MIX) {
-			snprintf(msg, msz, "expected a traffic mix (normal, shift), found '%.32s'", tok[2]);
+			pb_errtext__set(why, "expected a traffic mix (normal, shift), found '%.32s'",
+					tok[2]);
 			return -EINVAL;
 		}
 		st->mix = m;
 		return 0;
 	}
-	snprintf(msg, msz, "expected 'config' or 'traffic', found '%.32s'", tok[1]);
+	pb_errtext__set(why, "expected 'config' or 'traffic', found '%.32s'", tok[1]);
 	return -EINVAL;
 }
 
 int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_script *out,
-		    char *err, size_t errsz)
+		    struct pb_errtext *err)
 {
+	struct pb_errtext why = { 0 };
 	size_t pos = 0, cap = 0;
 	uint32_t line = 0;
-	char msg[256];
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -191,7 +194,8 @@ int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_scr
 		line++;
 		pos = e + 1;
 		if (memchr(buf + start, '\0', e - start)) {
-			snprintf(err, errsz, "%s:%u: expected text, found a NUL byte", name, line);
+			pb_errtext__set_at(err, (int)line, 0,
+					   "%s:%u: expected text, found a NUL byte", name, line);
 			rc = -EINVAL;
 			break;
 		}
@@ -208,7 +212,8 @@ int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_scr
 			continue;
 		}
 		if (out->n == SP_MAX_STEPS) {
-			snprintf(err, errsz, "%s:%u: more than %d steps", name, line, SP_MAX_STEPS);
+			pb_errtext__set_at(err, (int)line, 0, "%s:%u: more than %d steps", name,
+					   line, SP_MAX_STEPS);
 			free(l);
 			rc = -E2BIG;
 			break;
@@ -219,10 +224,10 @@ int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_scr
 		}
 		memset(&out->steps[out->n], 0, sizeof(out->steps[0]));
 		out->steps[out->n].line = line;
-		rc = parse_line(l, &out->steps[out->n], msg, sizeof(msg));
+		rc = parse_line(l, &out->steps[out->n], &why);
 		free(l);
 		if (rc) {
-			snprintf(err, errsz, "%s:%u: %s", name, line, msg);
+			pb_errtext__set_at(err, (int)line, 0, "%s:%u: %s", name, line, why.msg);
 			break;
 		}
 		out->n++;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "common/errtext.h"
 
 /* the configuration fields of struct lb_cfg a user may set */
 struct sp_cfg_field {
@@ -47,12 +48,13 @@ struct sp_script {
 /* KEY=VAL: 0, or -EINVAL with a message in err ("expected ..."). VAL is
  * decimal or 0x hex; acl_prefix also takes a.b.c.d. The parser's messages
  * are positioned findings for the user (FILE:LINE:, as the manifest
- * linter's), so they come back as text rather than through pr_err. */
-int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, char *err, size_t errsz);
-/* Parse a script; name goes into messages ("FILE:LINE: expected ...").
- * buf need not be NUL-terminated. */
+ * linter's), so they come back in a struct pb_errtext (common/errtext.h)
+ * rather than through pr_err. err may be NULL. */
+int sp_config_parse(const char *kv, uint32_t *field, uint32_t *value, struct pb_errtext *err);
+/* Parse a script; name goes into messages ("FILE:LINE: expected ...",
+ * err->line is LINE). buf need not be NUL-terminated. */
 int sp_script_parse(const char *buf, size_t len, const char *name, struct sp_script *out,
-		    char *err, size_t errsz);
+		    struct pb_errtext *err);
 void sp_script_release(struct sp_script *s);
 
 #endif

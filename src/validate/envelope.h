@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "common/errtext.h"
 #include "contract/manifest.h"
 #include "engine/events.h"
 
@@ -49,7 +50,6 @@
 #define ENVELOPE_MIN_WINDOWS	3	/* a metric needs this many training windows */
 #define ENVELOPE_SUSTAIN	2	/* consecutive windows outside -> warning */
 #define ENVELOPE_MAX_TARGETS	8
-#define ENVELOPE_ERR_MAX	512
 
 struct pb_envelope;
 struct envelope_check;
@@ -95,18 +95,19 @@ int envelope__write(const struct pb_envelope *env, const char *path);
 
 /* ---- loading and binding ---- */
 
-/* Parse an envelope. NULL with errno EINVAL and err holding "NAME:LINE:COL:
- * ..." (syntax) or "NAME: FIELD: expected ..., found ..." (shape), or
- * another errno (ENOMEM; reading: the open(2) errno). */
+/* Parse an envelope. NULL with errno EINVAL and err->msg holding
+ * "NAME:LINE:COL: ..." (syntax; err->line is LINE) or "NAME: FIELD:
+ * expected ..., found ..." (shape), or another errno (ENOMEM; reading: the
+ * open(2) errno). err (common/errtext.h) may be NULL. */
 struct pb_envelope *envelope__parse(const char *name, const void *buf, size_t len,
-				    char *err, size_t errlen);
-struct pb_envelope *envelope__load(const char *path, char *err, size_t errlen);
+				    struct pb_errtext *err);
+struct pb_envelope *envelope__load(const char *path, struct pb_errtext *err);
 
 /* Is env bound to this manifest and these build-ids? 0, or -EINVAL with
  * err naming what differs (manifest digest, a target's build-id, a metric
  * that does not exist in this manifest). */
 int envelope__check_binding(const struct pb_envelope *env, const struct manifest *m,
-			    const struct envelope_binding *b, char *err, size_t errlen);
+			    const struct envelope_binding *b, struct pb_errtext *err);
 
 void envelope__free(struct pb_envelope *env);
 

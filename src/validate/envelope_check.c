@@ -15,7 +15,7 @@
 /* ---- binding ---- */
 
 int envelope__check_binding(const struct pb_envelope *env, const struct manifest *m,
-			    const struct envelope_binding *b, char *err, size_t errlen)
+			    const struct envelope_binding *b, struct pb_errtext *err)
 {
 	struct layout lay;
 	struct metric *cand = NULL;
@@ -28,8 +28,8 @@ int envelope__check_binding(const struct pb_envelope *env, const struct manifest
 	if (memcmp(env->sha256, b->manifest_sha256, sizeof(env->sha256))) {
 		pb_hex(env->sha256, 32, want);
 		pb_hex(b->manifest_sha256, 32, have);
-		snprintf(err, errlen, "the envelope was trained on another manifest (sha256 %.16s..., "
-			 "this one is %.16s...): train it again for this manifest", want, have);
+		pb_errtext__set(err, "the envelope was trained on another manifest (sha256 %.16s..., "
+				"this one is %.16s...): train it again for this manifest", want, have);
 		return -EINVAL;
 	}
 	for (t = 0; t < m->n_targets; t++) {
@@ -39,20 +39,20 @@ int envelope__check_binding(const struct pb_envelope *env, const struct manifest
 			if (!strcmp(env->target_id[i], id))
 				break;
 		if (i == env->n_targets) {
-			snprintf(err, errlen, "target '%s' of the manifest is not in the envelope", id);
+			pb_errtext__set(err, "target '%s' of the manifest is not in the envelope", id);
 			return -EINVAL;
 		}
 		if (t >= b->n_targets || strcmp(env->build_id[i], b->build_id[t])) {
-			snprintf(err, errlen, "target '%s': the envelope was trained on build-id %s, "
-				 "this run probes build-id %s: an envelope holds for one build only",
-				 id, env->build_id[i][0] ? env->build_id[i] : "(none)",
-				 t < b->n_targets && b->build_id[t][0] ? b->build_id[t] : "(none)");
+			pb_errtext__set(err, "target '%s': the envelope was trained on build-id %s, "
+					"this run probes build-id %s: an envelope holds for one build only",
+					id, env->build_id[i][0] ? env->build_id[i] : "(none)",
+					t < b->n_targets && b->build_id[t][0] ? b->build_id[t] : "(none)");
 			return -EINVAL;
 		}
 	}
 	if (env->n_targets != m->n_targets) {
-		snprintf(err, errlen, "the envelope names %zu target(s), the manifest %zu",
-			 env->n_targets, m->n_targets);
+		pb_errtext__set(err, "the envelope names %zu target(s), the manifest %zu",
+				env->n_targets, m->n_targets);
 		return -EINVAL;
 	}
 	rc = env_layout_init(&lay, m);
@@ -66,8 +66,8 @@ int envelope__check_binding(const struct pb_envelope *env, const struct manifest
 			if (!strcmp(cand[j].name, env->metrics[i].name))
 				break;
 		if (j == n_cand) {
-			snprintf(err, errlen, "metrics[%zu]: '%s' is not a metric of this manifest",
-				 i, env->metrics[i].name);
+			pb_errtext__set(err, "metrics[%zu]: '%s' is not a metric of this manifest",
+					i, env->metrics[i].name);
 			rc = -EINVAL;
 			break;
 		}

@@ -137,21 +137,21 @@ struct field {
 	json_type type;
 };
 
-static int perr(char *err, size_t errlen, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static int perr(struct pb_errtext *err, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static int perr(char *err, size_t errlen, const char *name, const char *fmt, ...)
+static int perr(struct pb_errtext *err, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	if (!err || !errlen)
+	if (!err)
 		return -EINVAL;
-	n = snprintf(err, errlen, "%s: ", name);
-	if (n < 0 || (size_t)n >= errlen)
+	n = snprintf(err->msg, sizeof(err->msg), "%s: ", name);
+	if (n < 0 || (size_t)n >= sizeof(err->msg))
 		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	vsnprintf(err->msg + n, sizeof(err->msg) - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -190,7 +190,7 @@ static bool of_type(const json_t *v, json_type want)
  * its first field, in the order of fields, that is missing or of the wrong
  * type; jansson's text when none is. Returns -EINVAL. */
 static int explain(json_t *o, const struct field *fields, size_t n, const char *path,
-		   const json_error_t *je, const char *name, char *err, size_t errlen)
+		   const json_error_t *je, const char *name, struct pb_errtext *err)
 {
 	size_t i;
 
@@ -198,12 +198,12 @@ static int explain(json_t *o, const struct field *fields, size_t n, const char *
 		json_t *v = json_is_object(o) ? json_object_get(o, fields[i].key) : NULL;
 
 		if (!v)
-			return perr(err, errlen, name, "%s%s: missing", path, fields[i].key);
+			return perr(err, name, "%s%s: missing", path, fields[i].key);
 		if (!of_type(v, fields[i].type))
-			return perr(err, errlen, name, "%s%s: expected %s, found %s", path,
+			return perr(err, name, "%s%s: expected %s, found %s", path,
 				    fields[i].key, want_str(fields[i].type), json_type_str(v));
 	}
-	return perr(err, errlen, name, "%s%s", path, je->text[0] ? je->text : "unexpected shape");
+	return perr(err, name, "%s%s", path, je->text[0] ? je->text : "unexpected shape");
 }
 
 #define N_FIELDS(f) (sizeof(f) / sizeof((f)[0]))
@@ -246,8 +246,8 @@ static const char *type_of_name(const char *name, int *type)
 }
 
 /* {"format": "probity-envelope", "version": 1, ...} */
-static int decode_head(struct pb_envelope *env, json_t *doc, const char *name, char *err,
-		       size_t errlen)
+static int decode_head(struct pb_envelope *env, json_t *doc, const char *name,
+		       struct pb_errtext *err)
 {
 	static const struct field format_field[] = { { EK_FORMAT, JSON_STRING } };
 	static const struct field version_field[] = { { EK_VERSION, JSON_INTEGER } };
@@ -256,24 +256,24 @@ static int decode_head(struct pb_envelope *env, json_t *doc, const char *name, c
 	json_error_t je = { .text = "" };
 
 	if (!json_is_object(doc))
-		return perr(err, errlen, name, "expected a JSON object, found %s", json_type_str(doc));
+		return perr(err, name, "expected a JSON object, found %s", json_type_str(doc));
 	/* the format first: another kind of file is told so, whatever it holds */
 	if (json_unpack_ex(doc, &je, 0, "{s:s}", EK_FORMAT, &format))
-		return explain(doc, format_field, 1, "", &je, name, err, errlen);
+		return explain(doc, format_field, 1, "", &je, name, err);
 	if (strcmp(format, ENVELOPE_FORMAT))
-		return perr(err, errlen, name, "format: expected \"%s\", found \"%.64s\" (not an "
+		return perr(err, name, "format: expected \"%s\", found \"%.64s\" (not an "
 			    "envelope written by 'probity train')", ENVELOPE_FORMAT, format);
 	if (json_unpack_ex(doc, &je, 0, "{s:I}", EK_VERSION, &ver))
-		return explain(doc, version_field, 1, "", &je, name, err, errlen);
+		return explain(doc, version_field, 1, "", &je, name, err);
 	if (ver != ENVELOPE_VERSION)
-		return perr(err, errlen, name, "version: expected %d, found %lld%s", ENVELOPE_VERSION,
+		return perr(err, name, "version: expected %d, found %lld%s", ENVELOPE_VERSION,
 			    (long long)ver, ver > ENVELOPE_VERSION ? " (written by a newer probity)" : "");
 	return 0;
 }
 
 /* "manifest": {"name": "...", "sha256": "64 hex digits"} */
-static int decode_manifest(struct pb_envelope *env, json_t *doc, const char *name, char *err,
-			   size_t errlen)
+static int decode_manifest(struct pb_envelope *env, json_t *doc, const char *name,
+			   struct pb_errtext *err)
 {
 	static const struct field outer[] = { { EK_MANIFEST, JSON_OBJECT } };
 	static const struct field fields[] = { { EK_SHA256, JSON_STRING } };
@@ -283,12 +283,11 @@ static int decode_manifest(struct pb_envelope *env, json_t *doc, const char *nam
 	size_t i;
 
 	if (json_unpack_ex(doc, &je, 0, "{s:o}", EK_MANIFEST, &man) || !json_is_object(man))
-		return explain(doc, outer, N_FIELDS(outer), "", &je, name, err, errlen);
+		return explain(doc, outer, N_FIELDS(outer), "", &je, name, err);
 	if (json_unpack_ex(man, &je, 0, "{s:s, s?o}", EK_SHA256, &sha, EK_NAME, &jname))
-		return explain(man, fields, N_FIELDS(fields), EK_MANIFEST ".", &je, name, err,
-			       errlen);
+		return explain(man, fields, N_FIELDS(fields), EK_MANIFEST ".", &je, name, err);
 	if (!is_hex(sha, 64, 64))
-		return perr(err, errlen, name, "manifest.sha256: expected 64 lower-case hex digits, "
+		return perr(err, name, "manifest.sha256: expected 64 lower-case hex digits, "
 			    "found '%.80s'", sha);
 	for (i = 0; i < 32; i++) {
 		unsigned int b;
@@ -303,7 +302,7 @@ static int decode_manifest(struct pb_envelope *env, json_t *doc, const char *nam
 
 /* targets[i]: {"id": "...", "build_id": "hex, up to 128 digits"} */
 static int decode_target(struct pb_envelope *env, json_t *t, size_t i, const char *name,
-			 char *err, size_t errlen)
+			 struct pb_errtext *err)
 {
 	static const struct field fields[] = {
 		{ EK_ID, JSON_STRING }, { EK_BUILD_ID, JSON_STRING },
@@ -314,23 +313,23 @@ static int decode_target(struct pb_envelope *env, json_t *t, size_t i, const cha
 
 	snprintf(path, sizeof(path), "targets[%zu].", i);
 	if (!json_is_object(t))
-		return perr(err, errlen, name, "targets[%zu]: expected an object, found %s", i,
+		return perr(err, name, "targets[%zu]: expected an object, found %s", i,
 			    json_type_str(t));
 	if (json_unpack_ex(t, &je, 0, "{s:s, s:s}", EK_ID, &id, EK_BUILD_ID, &bid))
-		return explain(t, fields, N_FIELDS(fields), path, &je, name, err, errlen);
+		return explain(t, fields, N_FIELDS(fields), path, &je, name, err);
 	env->target_id[i] = strdup(id);
 	if (!env->target_id[i])
 		return -ENOMEM;
 	env->n_targets = i + 1;
 	if (!is_hex(bid, 0, 128))
-		return perr(err, errlen, name, "%sbuild_id: expected an even number (up to 128) "
+		return perr(err, name, "%sbuild_id: expected an even number (up to 128) "
 			    "of lower-case hex digits, found '%.140s'", path, bid);
 	snprintf(env->build_id[i], sizeof(env->build_id[i]), "%s", bid);
 	return 0;
 }
 
-static int decode_targets(struct pb_envelope *env, json_t *doc, const char *name, char *err,
-			  size_t errlen)
+static int decode_targets(struct pb_envelope *env, json_t *doc, const char *name,
+			  struct pb_errtext *err)
 {
 	static const struct field outer[] = { { EK_TARGETS, JSON_ARRAY } };
 	json_t *targets, *t;
@@ -339,12 +338,12 @@ static int decode_targets(struct pb_envelope *env, json_t *doc, const char *name
 	int rc;
 
 	if (json_unpack_ex(doc, &je, 0, "{s:o}", EK_TARGETS, &targets) || !json_is_array(targets))
-		return explain(doc, outer, N_FIELDS(outer), "", &je, name, err, errlen);
+		return explain(doc, outer, N_FIELDS(outer), "", &je, name, err);
 	if (!json_array_size(targets) || json_array_size(targets) > ENVELOPE_MAX_TARGETS)
-		return perr(err, errlen, name, "targets: expected 1 to %d targets, found %zu",
+		return perr(err, name, "targets: expected 1 to %d targets, found %zu",
 			    ENVELOPE_MAX_TARGETS, json_array_size(targets));
 	json_array_foreach(targets, i, t) {
-		rc = decode_target(env, t, i, name, err, errlen);
+		rc = decode_target(env, t, i, name, err);
 		if (rc)
 			return rc;
 	}
@@ -353,8 +352,8 @@ static int decode_targets(struct pb_envelope *env, json_t *doc, const char *name
 
 /* optional "window_ms" and "training": {"runs", "windows", "key_metrics"}
  * (informative: members of another type are ignored) */
-static int decode_training(struct pb_envelope *env, json_t *doc, const char *name, char *err,
-			   size_t errlen)
+static int decode_training(struct pb_envelope *env, json_t *doc, const char *name,
+			   struct pb_errtext *err)
 {
 	json_t *wms = NULL, *tr = NULL, *runs = NULL, *windows = NULL, *key = NULL;
 
@@ -363,11 +362,11 @@ static int decode_training(struct pb_envelope *env, json_t *doc, const char *nam
 	if (wms) {
 		if (!json_is_integer(wms) || json_integer_value(wms) < 100 ||
 		    json_integer_value(wms) > 3600000)
-			return perr(err, errlen, name, "window_ms: expected an integer 100..3600000");
+			return perr(err, name, "window_ms: expected an integer 100..3600000");
 		env->window_ns = (uint64_t)json_integer_value(wms) * 1000000ull;
 	}
 	if (tr && !json_is_object(tr))
-		return perr(err, errlen, name, "training: expected an object, found %s",
+		return perr(err, name, "training: expected an object, found %s",
 			    json_type_str(tr));
 	if (!tr)
 		return 0;
@@ -408,7 +407,7 @@ static int decode_trained(struct metric *mt, json_t *tr)
 
 /* metrics[idx]: {"name": "TYPE/WHAT", "lo", "hi", "trained"?} */
 static int decode_metric(struct pb_envelope *env, json_t *jm, size_t idx, const char *name,
-			 char *err, size_t errlen)
+			 struct pb_errtext *err)
 {
 	static const struct field name_field[] = { { EK_NAME, JSON_STRING } };
 	static const struct field band_fields[] = { { EK_LO, JSON_REAL }, { EK_HI, JSON_REAL } };
@@ -421,12 +420,12 @@ static int decode_metric(struct pb_envelope *env, json_t *jm, size_t idx, const 
 
 	snprintf(path, sizeof(path), "metrics[%zu].", idx);
 	if (!json_is_object(jm))
-		return perr(err, errlen, name, "metrics[%zu]: expected an object, found %s", idx,
+		return perr(err, name, "metrics[%zu]: expected an object, found %s", idx,
 			    json_type_str(jm));
 	if (json_unpack_ex(jm, &je, 0, "{s:s}", EK_NAME, &s))
-		return explain(jm, name_field, N_FIELDS(name_field), path, &je, name, err, errlen);
+		return explain(jm, name_field, N_FIELDS(name_field), path, &je, name, err);
 	if (!s[0] || strlen(s) > MAX_NAME || !type_of_name(s, &type))
-		return perr(err, errlen, name, "%sname: expected TYPE/WHAT with TYPE one of share, "
+		return perr(err, name, "%sname: expected TYPE/WHAT with TYPE one of share, "
 			    "ratio, guard_pass, new_generation, units_mean, duration_p50_log2, "
 			    "key_aligned8, key_distinct, transition, units_p50_log2, found "
 			    "'%.80s'", path, s);
@@ -437,22 +436,22 @@ static int decode_metric(struct pb_envelope *env, json_t *jm, size_t idx, const 
 		return -ENOMEM;
 	if (json_unpack_ex(jm, &je, 0, "{s:o, s:o, s?o}", EK_LO, &lo, EK_HI, &hi, EK_TRAINED, &tr) ||
 	    !json_is_number(lo) || !json_is_number(hi))
-		return explain(jm, band_fields, N_FIELDS(band_fields), path, &je, name, err, errlen);
+		return explain(jm, band_fields, N_FIELDS(band_fields), path, &je, name, err);
 	if (!number_of(lo, &mt->lo))
-		return perr(err, errlen, name, "%slo: not a finite number", path);
+		return perr(err, name, "%slo: not a finite number", path);
 	if (!number_of(hi, &mt->hi))
-		return perr(err, errlen, name, "%shi: not a finite number", path);
+		return perr(err, name, "%shi: not a finite number", path);
 	if (mt->lo > mt->hi)
-		return perr(err, errlen, name, "%slo, hi: expected lo <= hi, found [%g, %g]", path,
+		return perr(err, name, "%slo, hi: expected lo <= hi, found [%g, %g]", path,
 			    mt->lo, mt->hi);
 	if (tr && !json_is_object(tr))
-		return perr(err, errlen, name, "%strained: expected an object, found %s", path,
+		return perr(err, name, "%strained: expected an object, found %s", path,
 			    json_type_str(tr));
 	return decode_trained(mt, tr);
 }
 
-static int decode_metrics(struct pb_envelope *env, json_t *doc, const char *name, char *err,
-			  size_t errlen)
+static int decode_metrics(struct pb_envelope *env, json_t *doc, const char *name,
+			  struct pb_errtext *err)
 {
 	static const struct field outer[] = { { EK_METRICS, JSON_ARRAY } };
 	json_t *metrics, *t;
@@ -461,14 +460,14 @@ static int decode_metrics(struct pb_envelope *env, json_t *doc, const char *name
 	int rc;
 
 	if (json_unpack_ex(doc, &je, 0, "{s:o}", EK_METRICS, &metrics) || !json_is_array(metrics))
-		return explain(doc, outer, N_FIELDS(outer), "", &je, name, err, errlen);
+		return explain(doc, outer, N_FIELDS(outer), "", &je, name, err);
 	if (json_array_size(metrics) > MAX_METRICS)
-		return perr(err, errlen, name, "metrics: more than %d", MAX_METRICS);
+		return perr(err, name, "metrics: more than %d", MAX_METRICS);
 	env->metrics = calloc(json_array_size(metrics) + 1, sizeof(*env->metrics));
 	if (!env->metrics)
 		return -ENOMEM;
 	json_array_foreach(metrics, i, t) {
-		rc = decode_metric(env, t, i, name, err, errlen);
+		rc = decode_metric(env, t, i, name, err);
 		env->n_metrics = i + (env->metrics[i].name ? 1 : 0);
 		if (rc)
 			return rc;
@@ -476,47 +475,46 @@ static int decode_metrics(struct pb_envelope *env, json_t *doc, const char *name
 			env->key_metrics = true;
 		for (j = 0; j < i; j++)
 			if (!strcmp(env->metrics[j].name, env->metrics[i].name))
-				return perr(err, errlen, name, "metrics[%zu].name: '%.80s' already in "
+				return perr(err, name, "metrics[%zu].name: '%.80s' already in "
 					    "metrics[%zu]", i, env->metrics[i].name, j);
 	}
 	return 0;
 }
 
 /* The whole document, record by record, in the order a reader meets them. */
-static int decode_doc(struct pb_envelope *env, json_t *doc, const char *name, char *err,
-		      size_t errlen)
+static int decode_doc(struct pb_envelope *env, json_t *doc, const char *name,
+		      struct pb_errtext *err)
 {
 	int rc;
 
-	rc = decode_head(env, doc, name, err, errlen);
+	rc = decode_head(env, doc, name, err);
 	if (!rc)
-		rc = decode_manifest(env, doc, name, err, errlen);
+		rc = decode_manifest(env, doc, name, err);
 	if (!rc)
-		rc = decode_targets(env, doc, name, err, errlen);
+		rc = decode_targets(env, doc, name, err);
 	if (!rc)
-		rc = decode_training(env, doc, name, err, errlen);
+		rc = decode_training(env, doc, name, err);
 	if (!rc)
-		rc = decode_metrics(env, doc, name, err, errlen);
+		rc = decode_metrics(env, doc, name, err);
 	if (!rc)
 		env->finished = true;
 	return rc;
 }
 
 struct pb_envelope *envelope__parse(const char *name, const void *buf, size_t len,
-				    char *err, size_t errlen)
+				    struct pb_errtext *err)
 {
 	struct pb_envelope *env;
 	json_error_t jerr;
 	json_t *doc;
 	int rc;
 
-	if (err && errlen)
-		err[0] = 0;
+	if (err)
+		err->msg[0] = 0;
 	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s:%d:%d: invalid JSON: %s", name, jerr.line,
-				 jerr.column, jerr.text);
+		pb_errtext__set_at(err, jerr.line, 0, "%s:%d:%d: invalid JSON: %s", name, jerr.line,
+				   jerr.column, jerr.text);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -527,7 +525,7 @@ struct pb_envelope *envelope__parse(const char *name, const void *buf, size_t le
 		return NULL;
 	}
 	env->window_ns = ENVELOPE_WINDOW_NS;
-	rc = decode_doc(env, doc, name, err, errlen);
+	rc = decode_doc(env, doc, name, err);
 	json_decref(doc);
 	if (rc) {
 		envelope__free(env);
@@ -537,7 +535,7 @@ struct pb_envelope *envelope__parse(const char *name, const void *buf, size_t le
 	return env;
 }
 
-struct pb_envelope *envelope__load(const char *path, char *err, size_t errlen)
+struct pb_envelope *envelope__load(const char *path, struct pb_errtext *err)
 {
 	struct pb_envelope *env;
 	char *buf = NULL;
@@ -547,16 +545,16 @@ struct pb_envelope *envelope__load(const char *path, char *err, size_t errlen)
 	rc = pb_read_file(path, ENVELOPE_MAX_FILE, &buf, &len);
 	if (!rc && len >= ENVELOPE_MAX_FILE) {
 		free(buf);
-		snprintf(err, errlen, "%s: larger than 64 MiB: not an envelope", path);
+		pb_errtext__set(err, "%s: larger than 64 MiB: not an envelope", path);
 		errno = EINVAL;
 		return NULL;
 	}
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, rc == -ENOMEM ? "out of memory" : strerror(-rc));
+		pb_errtext__set(err, "%s: %s", path, rc == -ENOMEM ? "out of memory" : strerror(-rc));
 		errno = -rc;
 		return NULL;
 	}
-	env = envelope__parse(path, buf, len, err, errlen);
+	env = envelope__parse(path, buf, len, err);
 	e = errno;
 	free(buf);
 	errno = e;

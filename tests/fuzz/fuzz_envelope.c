@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct envelope_binding b = { .n_targets = 1 };
 	struct pb_envelope *env;
 	struct envelope_check *chk;
-	char err[ENVELOPE_ERR_MAX];
+	struct pb_errtext err = { 0 };
 	json_t *doc;
 
 	if (!m) {
@@ -69,9 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		diags__free(d);
 	}
-	env = envelope__parse("fuzz.json", data, size, err, sizeof(err));
+	env = envelope__parse("fuzz.json", data, size, &err);
 	if (!env) {
-		if (!err[0])
+		if (!err.msg[0])
 			abort();	/* every refusal says why */
 		return 0;
 	}
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strcpy(b.build_id[0], "0123456789abcdef");
 	/* the fuzzer cannot guess the digest: check the metrics anyway by
 	 * trying the binding first (refusal must be clean), then a check */
-	envelope__check_binding(env, m, &b, err, sizeof(err));
+	envelope__check_binding(env, m, &b, &err);
 	chk = envelope_check__new(env, m);
 	if (chk) {
 		feed(chk);

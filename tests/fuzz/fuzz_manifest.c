@@ -32,9 +32,9 @@ static void exercise_expr(const uint8_t *data, size_t size)
 {
 	struct pb_value v;
 	struct pb_guard g;
-	char err[256], buf[256];
+	struct pb_errtext err = { 0 };
+	char buf[256];
 	char *s;
-	int col;
 
 	if (size > 256)
 		return;
@@ -43,18 +43,18 @@ static void exercise_expr(const uint8_t *data, size_t size)
 		return;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	if (pb_value__parse(s, &v, err, sizeof(err), &col) == 0) {
+	if (pb_value__parse(s, &v, &err) == 0) {
 		struct pb_value again;
 
 		/* the canonical form must parse back */
 		if (pb_value__format(&v, buf, sizeof(buf)) > 0) {
-			if (pb_value__parse(buf, &again, err, sizeof(err), &col) != 0)
+			if (pb_value__parse(buf, &again, &err) != 0)
 				abort();
 			pb_value__free(&again);
 		}
 		pb_value__free(&v);
 	}
-	if (pb_guard__parse(s, &g, err, sizeof(err), &col) == 0) {
+	if (pb_guard__parse(s, &g, &err) == 0) {
 		pb_guard__format(&g, buf, sizeof(buf));
 		pb_guard__free(&g);
 	}

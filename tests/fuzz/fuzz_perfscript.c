@@ -24,7 +24,7 @@ static int on_sample(void *ctx, const struct ps_sample *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct attr_errtext err = { "" };
+	struct pb_errtext err = { 0 };
 	int rc;
 
 	if (!table) {

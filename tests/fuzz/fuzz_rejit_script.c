@@ -16,12 +16,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sp_script s;
-	char err[512] = "", kv[256];
+	struct pb_errtext err = { 0 };
+	char kv[256];
 	uint32_t f, v;
 	size_t i, n;
 	int rc;
 
-	rc = sp_script_parse((const char *)data, size, "f.txt", &s, err, sizeof(err));
+	rc = sp_script_parse((const char *)data, size, "f.txt", &s, &err);
 	if (rc == 0) {
 		for (i = 0; i < s.n; i++) {
 			const struct sp_step *st = &s.steps[i];
@@ -38,13 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		sp_script_release(&s);
 	} else {
-		if (s.n || s.steps || (rc == -EINVAL && strncmp(err, "f.txt:", 6)))
+		if (s.n || s.steps || (rc == -EINVAL && strncmp(err.msg, "f.txt:", 6)))
 			abort();
 	}
 	for (n = 0; n < size && n < sizeof(kv) - 1 && data[n] != '\n' && data[n]; n++)
 		kv[n] = (char)data[n];
 	kv[n] = '\0';
-	if (!sp_config_parse(kv, &f, &v, err, sizeof(err)) &&
+	if (!sp_config_parse(kv, &f, &v, &err) &&
 	    (f >= sp_n_cfg_fields || v < sp_cfg_fields[f].min || v > sp_cfg_fields[f].max))
 		abort();
 	return 0;

@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char path[64];
 	struct ctx x = { 0 };
 	struct samples_read_cb cb = { .snapshot = on_snapshot, .record = on_record, .ctx = &x };
-	struct attr_errtext err;
+	struct pb_errtext err;
 	uint8_t *copy;
 	FILE *f;
 

@@ -11,7 +11,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pb_time a, b;
-	struct attr_errtext err;
+	struct pb_errtext err;
 	char *s = malloc(size + 1);
 
 	if (!s)

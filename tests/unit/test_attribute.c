@@ -458,7 +458,7 @@ TEST(test_perf_script_parse)
 		"\t    7fa318d94a60 __x86_cacheinfo_ifunc+0x0 (/usr/lib/libc.so.6)\n"
 		"           sleep    6483 [001]  9653.030160:    2004008 cpu-clock:ppp:      7fa318d94a60 [unknown] (/usr/lib/libc.so.6)\n";
 	struct ps_got g = { 0 };
-	struct attr_errtext err;
+	struct pb_errtext err;
 
 	ASSERT_OK(perfscript__parse(fields, strlen(fields), ps_cb, &g, &err));
 	ASSERT_EQ(g.n, 2);
@@ -484,7 +484,7 @@ TEST(test_perf_script_parse)
 TEST(test_time_parse)
 {
 	struct pb_time a, b;
-	struct attr_errtext err;
+	struct pb_errtext err;
 
 	ASSERT_OK(pb_time__parse("123456789", &a, &err));
 	ASSERT_U64_EQ(a.ns, 123456789ull);
@@ -540,7 +540,7 @@ TEST(test_sample_file_roundtrip_and_torn_tail)
 	struct sf_got g = { 0 };
 	uint8_t tag[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	json_t *h = json_pack("{s:s}", "clock", "CLOCK_MONOTONIC"), *snap = json_pack("{s:[]}", "progs");
-	struct attr_errtext err;
+	struct pb_errtext err;
 	struct stat st;
 	int fd = mkstemp(path), i;
 

@@ -381,19 +381,19 @@ TEST(test_binding_refusals)
 	struct manifest *m = load_manifest();
 	struct pb_envelope *env = train(m, false);
 	struct envelope_binding b;
-	char err[ENVELOPE_ERR_MAX];
+	struct pb_errtext err = { 0 };
 
 	ASSERT_NOT_NULL(env);
 	binding(m, &b);
-	ASSERT_OK(envelope__check_binding(env, m, &b, err, sizeof(err)));
+	ASSERT_OK(envelope__check_binding(env, m, &b, &err));
 	b.manifest_sha256[3] ^= 1;
-	ASSERT_ERR(envelope__check_binding(env, m, &b, err, sizeof(err)), -EINVAL);
-	ASSERT_NOT_NULL(strstr(err, "another manifest"));
+	ASSERT_ERR(envelope__check_binding(env, m, &b, &err), -EINVAL);
+	ASSERT_NOT_NULL(strstr(err.msg, "another manifest"));
 	binding(m, &b);
 	strcpy(b.build_id[0], "0123456789abcdee");
-	ASSERT_ERR(envelope__check_binding(env, m, &b, err, sizeof(err)), -EINVAL);
-	ASSERT_NOT_NULL(strstr(err, "target 'app'"));
-	ASSERT_NOT_NULL(strstr(err, "0123456789abcdee"));
+	ASSERT_ERR(envelope__check_binding(env, m, &b, &err), -EINVAL);
+	ASSERT_NOT_NULL(strstr(err.msg, "target 'app'"));
+	ASSERT_NOT_NULL(strstr(err.msg, "0123456789abcdee"));
 	envelope__free(env);
 	manifest__free(m);
 }
@@ -403,7 +403,8 @@ TEST(test_json_round_trip)
 	struct manifest *m = load_manifest();
 	struct pb_envelope *env = train(m, true), *back;
 	struct envelope_binding b;
-	char err[ENVELOPE_ERR_MAX], *text;
+	struct pb_errtext err = { 0 };
+	char *text;
 	json_t *doc;
 
 	ASSERT_NOT_NULL(env);
@@ -412,13 +413,13 @@ TEST(test_json_round_trip)
 	text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	ASSERT_NOT_NULL(text);
-	back = envelope__parse("e.json", text, strlen(text), err, sizeof(err));
+	back = envelope__parse("e.json", text, strlen(text), &err);
 	free(text);
 	ASSERT_NOT_NULL(back);
 	ASSERT_EQ(envelope__n_metrics(back), envelope__n_metrics(env));
 	ASSERT_TRUE(envelope__has_key_metrics(back));
 	binding(m, &b);
-	ASSERT_OK(envelope__check_binding(back, m, &b, err, sizeof(err)));
+	ASSERT_OK(envelope__check_binding(back, m, &b, &err));
 	envelope__free(back);
 	envelope__free(env);
 	manifest__free(m);
@@ -426,16 +427,16 @@ TEST(test_json_round_trip)
 
 static void expect_parse_error(const char *text, const char *want)
 {
-	char err[ENVELOPE_ERR_MAX];
-	struct pb_envelope *env = envelope__parse("e.json", text, strlen(text), err, sizeof(err));
+	struct pb_errtext err = { 0 };
+	struct pb_envelope *env = envelope__parse("e.json", text, strlen(text), &err);
 
 	if (env) {
 		PB_FAIL("parsed, expected an error with '%s': %s", want, text);
 		envelope__free(env);
 		return;
 	}
-	if (errno != EINVAL || !strstr(err, want))
-		PB_FAIL("error '%s' (errno %d), expected one with '%s'", err, errno, want);
+	if (errno != EINVAL || !strstr(err.msg, want))
+		PB_FAIL("error '%s' (errno %d), expected one with '%s'", err.msg, errno, want);
 }
 
 #define HEAD "{\"format\":\"probity-envelope\",\"version\":1,\"manifest\":{\"sha256\":\"" \
@@ -472,7 +473,8 @@ TEST(test_unknown_metric_is_refused_at_binding)
 	struct manifest *m = load_manifest();
 	struct envelope_binding b;
 	struct pb_envelope *env;
-	char err[ENVELOPE_ERR_MAX], text[1024], sha[65];
+	struct pb_errtext err = { 0 };
+	char text[1024], sha[65];
 	size_t i;
 
 	ASSERT_NOT_NULL(m);
@@ -481,11 +483,11 @@ TEST(test_unknown_metric_is_refused_at_binding)
 	snprintf(text, sizeof(text), "{\"format\":\"probity-envelope\",\"version\":1,\"manifest\":"
 		 "{\"sha256\":\"%s\"},\"targets\":[{\"id\":\"app\",\"build_id\":\"0123456789abcdef\"}],"
 		 "\"metrics\":[{\"name\":\"share/no_such_event\",\"lo\":0,\"hi\":1}]}", sha);
-	env = envelope__parse("e.json", text, strlen(text), err, sizeof(err));
+	env = envelope__parse("e.json", text, strlen(text), &err);
 	ASSERT_NOT_NULL(env);
 	binding(m, &b);
-	ASSERT_ERR(envelope__check_binding(env, m, &b, err, sizeof(err)), -EINVAL);
-	ASSERT_NOT_NULL(strstr(err, "share/no_such_event"));
+	ASSERT_ERR(envelope__check_binding(env, m, &b, &err), -EINVAL);
+	ASSERT_NOT_NULL(strstr(err.msg, "share/no_such_event"));
 	ASSERT_NULL(envelope_check__new(env, m));
 	envelope__free(env);
 	manifest__free(m);

@@ -76,14 +76,17 @@ static void dump_diags(const struct diags *d)
 
 static const char *value_err(const char *text, int *col)
 {
-	static char msg[256];
+	static struct pb_errtext err;
 	struct pb_value v;
+	int rc;
 
-	if (pb_value__parse(text, &v, msg, sizeof(msg), col) == 0) {
+	rc = pb_value__parse(text, &v, &err);
+	*col = err.col;
+	if (rc == 0) {
 		pb_value__free(&v);
 		return "(parsed)";
 	}
-	return msg;
+	return err.msg;
 }
 
 /* ---- value expressions ----------------------------------------------------- */
@@ -91,38 +94,37 @@ static const char *value_err(const char *text, int *col)
 TEST(test_value_bases)
 {
 	struct pb_value v;
-	char err[256];
-	int col;
+	struct pb_errtext err = { 0 };
 
-	ASSERT_OK(pb_value__parse("arg0", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("arg0", &v, &err));
 	ASSERT_EQ(v.base, PB_VAL_ARG);
 	ASSERT_EQ(v.arg, 0);
 	ASSERT_STREQ(v.text, "arg0");
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("arg11", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("arg11", &v, &err));
 	ASSERT_EQ(v.arg, 11);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("retval", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("retval", &v, &err));
 	ASSERT_EQ(v.base, PB_VAL_RETVAL);
 	ASSERT_TRUE(pb_value__uses_retval(&v));
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("0x7fffffffffffffff", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("0x7fffffffffffffff", &v, &err));
 	ASSERT_EQ(v.base, PB_VAL_CONST);
 	ASSERT_U64_EQ(v.constant, 0x7fffffffffffffffULL);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("0xffffffffffffffff", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("0xffffffffffffffff", &v, &err));
 	ASSERT_U64_EQ(v.constant, ~0ULL);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("-9223372036854775808", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("-9223372036854775808", &v, &err));
 	ASSERT_TRUE(v.constant == INT64_MIN);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("  -5  ", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("  -5  ", &v, &err));
 	ASSERT_EQ(v.constant, -5);
 	ASSERT_STREQ(v.text, "-5");
 	pb_value__free(&v);
@@ -131,10 +133,9 @@ TEST(test_value_bases)
 TEST(test_value_derefs_and_casts)
 {
 	struct pb_value v;
-	char err[256];
-	int col;
+	struct pb_errtext err = { 0 };
 
-	ASSERT_OK(pb_value__parse("*u64(arg0 + 16)", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("*u64(arg0 + 16)", &v, &err));
 	ASSERT_EQ(v.base, PB_VAL_ARG);
 	ASSERT_EQ(v.n_deref, 1);
 	ASSERT_EQ(v.deref[0].offset, 16);
@@ -143,7 +144,7 @@ TEST(test_value_derefs_and_casts)
 	pb_value__free(&v);
 
 	/* the innermost dereference is applied first */
-	ASSERT_OK(pb_value__parse("*u32(*u64(arg2 + 8) + 4) - 0x10", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("*u32(*u64(arg2 + 8) + 4) - 0x10", &v, &err));
 	ASSERT_EQ(v.arg, 2);
 	ASSERT_EQ(v.n_deref, 2);
 	ASSERT_EQ(v.deref[0].offset, 8);
@@ -153,24 +154,24 @@ TEST(test_value_derefs_and_casts)
 	ASSERT_EQ(v.final_offset, -16);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("*u8(*u16(*u32(retval)))", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("*u8(*u16(*u32(retval)))", &v, &err));
 	ASSERT_EQ(v.n_deref, 3);
 	ASSERT_EQ(v.deref[0].size, 4);
 	ASSERT_EQ(v.deref[1].size, 2);
 	ASSERT_EQ(v.deref[2].size, 1);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("s32(retval)", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("s32(retval)", &v, &err));
 	ASSERT_EQ(v.cast_size, 4);
 	ASSERT_TRUE(v.cast_signed);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("\t* u16 ( arg1+2 )\t", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("\t* u16 ( arg1+2 )\t", &v, &err));
 	ASSERT_EQ(v.deref[0].size, 2);
 	ASSERT_EQ(v.deref[0].offset, 2);
 	pb_value__free(&v);
 
-	ASSERT_OK(pb_value__parse("u8(*u64(arg0) + 3)", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("u8(*u64(arg0) + 3)", &v, &err));
 	ASSERT_EQ(v.cast_size, 1);
 	ASSERT_FALSE(v.cast_signed);
 	ASSERT_EQ(v.final_offset, 3);
@@ -180,19 +181,18 @@ TEST(test_value_derefs_and_casts)
 TEST(test_value_const)
 {
 	struct pb_value v;
-	char err[256];
+	struct pb_errtext err = { 0 };
 	int64_t k;
-	int col;
 
-	ASSERT_OK(pb_value__parse("s8(0x1ff)", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("s8(0x1ff)", &v, &err));
 	ASSERT_TRUE(pb_value__const(&v, &k));
 	ASSERT_EQ(k, -1);
 	pb_value__free(&v);
-	ASSERT_OK(pb_value__parse("4 + 4", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("4 + 4", &v, &err));
 	ASSERT_TRUE(pb_value__const(&v, &k));
 	ASSERT_EQ(k, 8);
 	pb_value__free(&v);
-	ASSERT_OK(pb_value__parse("*u64(0x601040)", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("*u64(0x601040)", &v, &err));
 	ASSERT_FALSE(pb_value__const(&v, &k));
 	pb_value__free(&v);
 }
@@ -212,17 +212,17 @@ TEST(test_value_format_round_trip)
 		{ "u16(*u64(retval) + 2)", "u16(*u64(retval) + 2)" },
 		{ "arg3 - 9223372036854775808", "arg3 - 9223372036854775808" },
 	};
-	char buf[256], buf2[256], err[256];
+	struct pb_errtext err = { 0 };
+	char buf[256], buf2[256];
 	struct pb_value v, w;
 	size_t i;
-	int col;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ASSERT_OK(pb_value__parse(cases[i][0], &v, err, sizeof(err), &col));
+		ASSERT_OK(pb_value__parse(cases[i][0], &v, &err));
 		ASSERT_GT(pb_value__format(&v, buf, sizeof(buf)), 0);
 		ASSERT_STREQ(buf, cases[i][1]);
 		/* the canonical form parses back to the same value */
-		ASSERT_OK(pb_value__parse(buf, &w, err, sizeof(err), &col));
+		ASSERT_OK(pb_value__parse(buf, &w, &err));
 		ASSERT_GT(pb_value__format(&w, buf2, sizeof(buf2)), 0);
 		ASSERT_STREQ(buf2, buf);
 		ASSERT_EQ(w.base, v.base);
@@ -233,7 +233,7 @@ TEST(test_value_format_round_trip)
 		pb_value__free(&w);
 	}
 	/* a short buffer is reported, still NUL-terminated */
-	ASSERT_OK(pb_value__parse("*u64(arg0 + 16)", &v, err, sizeof(err), &col));
+	ASSERT_OK(pb_value__parse("*u64(arg0 + 16)", &v, &err));
 	ASSERT_ERR(pb_value__format(&v, buf, 5), -ENOSPC);
 	ASSERT_EQ(strlen(buf), 4);
 	pb_value__free(&v);
@@ -287,10 +287,10 @@ TEST(test_value_errors)
 TEST(test_guards)
 {
 	struct pb_guard g;
-	char err[256], buf[256];
-	int col;
+	struct pb_errtext err = { 0 };
+	char buf[256];
 
-	ASSERT_OK(pb_guard__parse("s32(retval) == 0", &g, err, sizeof(err), &col));
+	ASSERT_OK(pb_guard__parse("s32(retval) == 0", &g, &err));
 	ASSERT_TRUE(g.present);
 	ASSERT_EQ(g.op, PB_CMP_EQ);
 	ASSERT_EQ(g.rhs, 0);
@@ -301,41 +301,41 @@ TEST(test_guards)
 	ASSERT_STREQ(buf, "s32(retval) == 0");
 	pb_guard__free(&g);
 
-	ASSERT_OK(pb_guard__parse("*u32(arg0+4)>=-1", &g, err, sizeof(err), &col));
+	ASSERT_OK(pb_guard__parse("*u32(arg0+4)>=-1", &g, &err));
 	ASSERT_EQ(g.op, PB_CMP_GE);
 	ASSERT_EQ(g.rhs, -1);
 	pb_guard__format(&g, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "*u32(arg0 + 4) >= -1");
 	pb_guard__free(&g);
 
-	ASSERT_OK(pb_guard__parse("u8(retval) != 0x0", &g, err, sizeof(err), &col));
+	ASSERT_OK(pb_guard__parse("u8(retval) != 0x0", &g, &err));
 	ASSERT_EQ(g.op, PB_CMP_NE);
 	pb_guard__free(&g);
-	ASSERT_OK(pb_guard__parse("arg1 < 5", &g, err, sizeof(err), &col));
+	ASSERT_OK(pb_guard__parse("arg1 < 5", &g, &err));
 	ASSERT_EQ(g.op, PB_CMP_LT);
 	pb_guard__free(&g);
-	ASSERT_OK(pb_guard__parse("arg1 > 5", &g, err, sizeof(err), &col));
+	ASSERT_OK(pb_guard__parse("arg1 > 5", &g, &err));
 	ASSERT_EQ(g.op, PB_CMP_GT);
 	pb_guard__free(&g);
-	ASSERT_OK(pb_guard__parse("arg1 <= 5", &g, err, sizeof(err), &col));
+	ASSERT_OK(pb_guard__parse("arg1 <= 5", &g, &err));
 	ASSERT_EQ(g.op, PB_CMP_LE);
 	pb_guard__free(&g);
 
-	ASSERT_ERR(pb_guard__parse("retval = 0", &g, err, sizeof(err), &col), -EINVAL);
-	ASSERT_STREQ(err, "expected a comparison operator (==, !=, <, <=, > or >=), found '='");
-	ASSERT_EQ(col, 7);
-	ASSERT_ERR(pb_guard__parse("retval", &g, err, sizeof(err), &col), -EINVAL);
-	ASSERT_STRSTR(err, "expected a comparison after the value");
-	ASSERT_ERR(pb_guard__parse("== 0", &g, err, sizeof(err), &col), -EINVAL);
-	ASSERT_STRSTR(err, "found nothing");
-	ASSERT_ERR(pb_guard__parse("retval == x", &g, err, sizeof(err), &col), -EINVAL);
-	ASSERT_STREQ(err, "expected an integer after the comparison, found 'x'");
-	ASSERT_ERR(pb_guard__parse("retval == 1 == 2", &g, err, sizeof(err), &col), -EINVAL);
-	ASSERT_STRSTR(err, "unexpected '='");
-	ASSERT_ERR(pb_guard__parse("*(arg0) != 0", &g, err, sizeof(err), &col), -EINVAL);
-	ASSERT_STRSTR(err, "expected a size after '*'");
-	ASSERT_ERR(pb_guard__parse("retval <> 0", &g, err, sizeof(err), &col), -EINVAL);
-	ASSERT_STREQ(err, "expected a comparison operator (==, !=, <, <=, > or >=), found '<>'");
+	ASSERT_ERR(pb_guard__parse("retval = 0", &g, &err), -EINVAL);
+	ASSERT_STREQ(err.msg, "expected a comparison operator (==, !=, <, <=, > or >=), found '='");
+	ASSERT_EQ(err.col, 7);
+	ASSERT_ERR(pb_guard__parse("retval", &g, &err), -EINVAL);
+	ASSERT_STRSTR(err.msg, "expected a comparison after the value");
+	ASSERT_ERR(pb_guard__parse("== 0", &g, &err), -EINVAL);
+	ASSERT_STRSTR(err.msg, "found nothing");
+	ASSERT_ERR(pb_guard__parse("retval == x", &g, &err), -EINVAL);
+	ASSERT_STREQ(err.msg, "expected an integer after the comparison, found 'x'");
+	ASSERT_ERR(pb_guard__parse("retval == 1 == 2", &g, &err), -EINVAL);
+	ASSERT_STRSTR(err.msg, "unexpected '='");
+	ASSERT_ERR(pb_guard__parse("*(arg0) != 0", &g, &err), -EINVAL);
+	ASSERT_STRSTR(err.msg, "expected a size after '*'");
+	ASSERT_ERR(pb_guard__parse("retval <> 0", &g, &err), -EINVAL);
+	ASSERT_STREQ(err.msg, "expected a comparison operator (==, !=, <, <=, > or >=), found '<>'");
 }
 
 /* ---- the model -------------------------------------------------------------- */

@@ -311,11 +311,11 @@ TEST(test_script_and_config_parse)
 		{ "t=1 config vip_port=0x1ffff\n", "s.txt:1: vip_port: expected 1..65535" },
 	};
 	struct sp_script s;
-	char err[256];
+	struct pb_errtext err = { 0 };
 	uint32_t f, v;
 	size_t i;
 
-	ASSERT_OK(sp_script_parse(ok, strlen(ok), "s.txt", &s, err, sizeof(err)));
+	ASSERT_OK(sp_script_parse(ok, strlen(ok), "s.txt", &s, &err));
 	ASSERT_EQ(s.n, 3);
 	ASSERT_EQ(s.steps[0].t_ms, 1500);
 	ASSERT_EQ(s.steps[0].kind, SP_STEP_TRAFFIC);
@@ -325,19 +325,19 @@ TEST(test_script_and_config_parse)
 	ASSERT_STREQ(sp_cfg_fields[s.steps[2].field].name, "feature_acl");
 	sp_script_release(&s);
 	for (i = 0; i < N(bad); i++) {
-		err[0] = 0;
-		ASSERT_ERR(sp_script_parse(bad[i][0], strlen(bad[i][0]), "s.txt", &s, err, sizeof(err)),
+		err.msg[0] = 0;
+		ASSERT_ERR(sp_script_parse(bad[i][0], strlen(bad[i][0]), "s.txt", &s, &err),
 			   -EINVAL);
-		ASSERT_STRSTR(err, bad[i][1]);
+		ASSERT_STRSTR(err.msg, bad[i][1]);
 		ASSERT_EQ(s.n, 0);
 	}
-	ASSERT_ERR(sp_script_parse("t=1 traffic\0shift\n", 19, "s.txt", &s, err, sizeof(err)), -EINVAL);
-	ASSERT_STRSTR(err, "s.txt:1: expected text, found a NUL byte");
-	ASSERT_OK(sp_config_parse("vip_port=0x1000", &f, &v, err, sizeof(err)));
+	ASSERT_ERR(sp_script_parse("t=1 traffic\0shift\n", 19, "s.txt", &s, &err), -EINVAL);
+	ASSERT_STRSTR(err.msg, "s.txt:1: expected text, found a NUL byte");
+	ASSERT_OK(sp_config_parse("vip_port=0x1000", &f, &v, &err));
 	ASSERT_EQ(v, 4096);
-	ASSERT_ERR(sp_config_parse("vip_port", &f, &v, err, sizeof(err)), -EINVAL);
-	ASSERT_STRSTR(err, "expected KEY=VALUE");
-	ASSERT_ERR(sp_config_parse("feature_acl=-1", &f, &v, err, sizeof(err)), -EINVAL);
+	ASSERT_ERR(sp_config_parse("vip_port", &f, &v, &err), -EINVAL);
+	ASSERT_STRSTR(err.msg, "expected KEY=VALUE");
+	ASSERT_ERR(sp_config_parse("feature_acl=-1", &f, &v, &err), -EINVAL);
 }
 
 /* ---- verifier-backed: lb_xdp specialized vs generic ---------------------- */
