@@ -26,6 +26,10 @@ struct analysis_opts {
 	uint64_t leak_age_ns;		/* --events: a lifetime open this long at the end is stuck (default 100 ms) */
 	uint64_t wakeup_window_ns;	/* a RELEASE this close before a wakeup explains it (default 2 ms) */
 	size_t max_items;		/* per kind of stored event (default 4M; beyond: counted as truncated) */
+	/* The target started after the engine attached (`record -- CMD`): the
+	 * cumulative counters were 0 at the start, so growth is measured from
+	 * 0 rather than from the first snapshot (which a leak can race). */
+	bool counters_from_zero;
 };
 
 enum finding_kind {

@@ -453,12 +453,14 @@ static bool leak_growth(const struct analysis *a, size_t r, const struct res_ev 
 	}
 	if (sv->n >= 3) {
 		regress(pts, sv->n, slope, r2);
-		*growth = (double)pts[sv->n - 1].imbalance - (double)pts[0].imbalance;
+		*growth = (double)pts[sv->n - 1].imbalance -
+			  (a->o.counters_from_zero ? 0.0 : (double)pts[0].imbalance);
 		*quality = *r2;
 	} else {
 		/* too few points for a trend: grow from zero at the start */
-		int64_t first = sv->n == 2 ? pts[0].imbalance : 0;
-		uint64_t t0 = sv->n == 2 ? pts[0].ts : t_start;
+		bool from_first = sv->n == 2 && !a->o.counters_from_zero;
+		int64_t first = from_first ? pts[0].imbalance : 0;
+		uint64_t t0 = from_first ? pts[0].ts : t_start;
 
 		*growth = (double)pts[sv->n - 1].imbalance - (double)first;
 		*slope = pts[sv->n - 1].ts > t0 ? *growth / (double)(pts[sv->n - 1].ts - t0) : 0;

@@ -74,6 +74,7 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		       const struct analysis_opts *opts)
 {
 	const struct trace_plan_desc *pd;
+	struct analysis_opts ao;
 	struct diags *diags = NULL;
 	const void *mbytes;
 	size_t mlen, n, i;
@@ -99,7 +100,9 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		snprintf(lt->error, sizeof(lt->error), "%s: the embedded manifest does not parse", path);
 		return err == -ENOMEM ? err : -EBADMSG;
 	}
-	lt->analysis = analysis__new(lt->manifest, opts);
+	ao = opts ? *opts : (struct analysis_opts){ 0 };
+	ao.counters_from_zero = lt->header.flags & TRACE_F_SPAWNED;
+	lt->analysis = analysis__new(lt->manifest, &ao);
 	if (!lt->analysis) {
 		err = -errno;
 		snprintf(lt->error, sizeof(lt->error), "analysis: %s", strerror(-err));

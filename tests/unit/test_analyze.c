@@ -300,6 +300,43 @@ TEST(test_leak_from_snapshot_trend)
 	manifest__free(m);
 }
 
+/* A target record started (counters 0 at the start): growth counts from
+ * zero, so the leaks before the first snapshot are not lost; the same
+ * series from an attached process counts from the first snapshot. */
+TEST(test_leak_growth_from_zero_when_spawned)
+{
+	struct manifest *m = load_manifest();
+	struct analysis_opts o = { .counters_from_zero = true };
+	long long growth[2];
+	int k, i;
+
+	for (k = 0; k < 2; k++) {
+		struct pb_desc_stats ds[N_DESC] = { 0 };
+		struct pb_res_stats rs[N_RES] = { 0 };
+		struct analysis *a = analysis__new(m, k ? NULL : &o);
+		const struct finding *f;
+		size_t n;
+
+		ASSERT_NOT_NULL(a);
+		for (i = 1; i <= 5; i++) {
+			desc_events(&ds[P_GET], 1000, 0);
+			desc_events(&ds[P_PUT], 980, 30000);
+			rs[R_POOL].outstanding_units = 20 * i;
+			ASSERT_OK(analysis__add_snapshot(a, T0 + (uint64_t)i * SEC / 2, ds, N_DESC, rs,
+							 N_RES, NULL));
+		}
+		analysis__finish(a);
+		f = analysis__findings(a, &n);
+		ASSERT_GE(n, 1);
+		ASSERT_EQ(f[0].kind, FINDING_LEAK);
+		growth[k] = (long long)find_ev(&f[0], "imbalance_growth")->value;
+		analysis__free(a);
+	}
+	ASSERT_EQ(growth[0], 100);	/* all 5 x 20, from 0 at the start */
+	ASSERT_EQ(growth[1], 80);	/* from the first snapshot's 20 */
+	manifest__free(m);
+}
+
 /* consumed credit (ACQUIRE without RELEASE by design) is not a leak */
 TEST(test_credit_consumption_is_not_a_leak)
 {
