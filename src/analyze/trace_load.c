@@ -70,17 +70,14 @@ static int start_confidence(struct loaded_trace *lt)
 	return lt->conf ? 0 : -errno;
 }
 
-int loaded_trace__load(struct loaded_trace *lt, const char *path,
-		       const struct analysis_opts *opts)
+/* Open the trace and parse the manifest embedded in it. */
+static int open_with_manifest(struct loaded_trace *lt, const char *path)
 {
-	const struct trace_plan_desc *pd;
-	struct analysis_opts ao;
-	struct diags *diags = NULL;
+	struct diags *diags;
 	const void *mbytes;
-	size_t mlen, n, i;
+	size_t mlen;
 	int err;
 
-	memset(lt, 0, sizeof(*lt));
 	lt->reader = trace_reader__open(path);
 	if (!lt->reader) {
 		err = -errno;
@@ -100,6 +97,21 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		snprintf(lt->error, sizeof(lt->error), "%s: the embedded manifest does not parse", path);
 		return err == -ENOMEM ? err : -EBADMSG;
 	}
+	return 0;
+}
+
+int loaded_trace__load(struct loaded_trace *lt, const char *path,
+		       const struct analysis_opts *opts)
+{
+	const struct trace_plan_desc *pd;
+	struct analysis_opts ao;
+	size_t n, i;
+	int err;
+
+	memset(lt, 0, sizeof(*lt));
+	err = open_with_manifest(lt, path);
+	if (err)
+		return err;
 	ao = opts ? *opts : (struct analysis_opts){ 0 };
 	ao.counters_from_zero = lt->header.flags & TRACE_F_SPAWNED;
 	lt->analysis = analysis__new(lt->manifest, &ao);
