@@ -15,6 +15,26 @@
 
 /* ------------------------------- helpers -------------------------------- */
 
+/* One JIT address range of prog, alive from [start_lo, start_hi] until at
+ * least start_hi; its end is settled by the build. NULL: out of memory. */
+static struct addr_iv *add_jit_iv(struct attr_table *t, uint64_t addr, uint32_t len, uint32_t prog_id,
+				  const char *tag, uint64_t start_lo, uint64_t start_hi, int src)
+{
+	struct addr_iv *iv = itable_new_iv(t);
+
+	if (!iv)
+		return NULL;
+	iv->addr = addr;
+	iv->len = len;
+	iv->prog_id = prog_id;
+	itable_copy_tag(iv->tag, tag);
+	iv->start_lo = start_lo;
+	iv->start_hi = start_hi;
+	iv->end_lo = start_hi;
+	iv->src = src;
+	return iv;
+}
+
 /* A lifecycle entry that does not decode still fills every field that
  * does (receipts/lifelog.h): the table uses those, as a reader of a
  * damaged log should; a sample file record that does not decode reads as
@@ -66,24 +86,15 @@ static int add_loaded(struct attr_table *t, const struct lifelog_entry *e)
 	pre = e->load_ns + e->capture_ns;
 	json_array_foreach(e->jit_ranges, i, r) {
 		struct lifelog_jit_range jr;
-		struct addr_iv *iv;
 		json_error_t jerr;
 
 		if (lifelog_jit_range__decode(r, &jr, &jerr))
 			note_undecoded("jit range", i, &jerr);
 		if (!jr.addr)
 			continue;
-		iv = itable_new_iv(t);
-		if (!iv)
+		if (!add_jit_iv(t, jr.addr, jr.len, e->prog_id, pl->tag,
+				e->mono_ns > pre ? e->mono_ns - pre : 0, e->mono_ns, SRC_LIFELOG))
 			return -ENOMEM;
-		iv->addr = jr.addr;
-		iv->len = jr.len;
-		iv->prog_id = e->prog_id;
-		itable_copy_tag(iv->tag, pl->tag);
-		iv->start_lo = e->mono_ns > pre ? e->mono_ns - pre : 0;
-		iv->start_hi = e->mono_ns;
-		iv->end_lo = e->mono_ns;
-		iv->src = SRC_LIFELOG;
 	}
 	return 0;
 }
@@ -362,18 +373,10 @@ static int add_snapshot_prog(struct attr_table *t, const struct sf_snapshot_prog
 			note_undecoded("snapshot jit range", j, &jerr);
 		if (!jr.addr)
 			continue;
-		iv = itable_new_iv(t);
+		iv = add_jit_iv(t, jr.addr, jr.len, p->id, p->tag, 0, mono, SRC_SNAPSHOT);
 		if (!iv)
 			return -ENOMEM;
-		iv->addr = jr.addr;
-		iv->len = jr.len;
-		iv->prog_id = p->id;
-		itable_copy_tag(iv->tag, p->tag);
-		iv->start_lo = 0;
-		iv->start_hi = mono;
-		iv->end_lo = mono;
 		iv->watched = true;
-		iv->src = SRC_SNAPSHOT;
 	}
 	return 0;
 }
