@@ -341,7 +341,7 @@ bool mf_get_date(struct mctx *c, const struct ynode *v, const char *parent, cons
 /* ---- mappings and lists -------------------------------------------------- */
 
 /* Split a mapping into known fields; report unknown and duplicate keys. */
-/* A plain `TODO` (what `manifest init` writes where a person must choose)
+/* A scalar `TODO` (what `manifest init` writes where a person must choose)
  * is one "left to fill" finding saying what is expected; the field then
  * counts as absent without a second "required field is missing". */
 static bool left_to_fill(struct mctx *c, struct fields *f, size_t k, const char *path)
@@ -350,8 +350,8 @@ static bool left_to_fill(struct mctx *c, struct fields *f, size_t k, const char 
 	const struct mf_table *t;
 	char hint[300] = "";
 
-	if (v->kind != YNODE_SCALAR || v->style != YSTYLE_PLAIN ||
-	    strcmp(v->str, MANIFEST_PLACEHOLDER))
+	if (v->kind != YNODE_SCALAR || strcmp(v->str, MANIFEST_PLACEHOLDER) ||
+	    v->len != strlen(MANIFEST_PLACEHOLDER))
 		return false;
 	for (t = mf_tables; t->name; t++)
 		if (t->items == f->known)
