@@ -220,8 +220,8 @@ static void today(char *buf, size_t sz)
 		snprintf(buf, sz, "1970-01-01");
 }
 
-/* Over 80 lines because it is the writer's one linear pass: load both
- * listings, count and cap, header, then one event per wanted site. */
+/* One linear pass: load both listings, count and cap, header, then one
+ * event per wanted site. */
 int manifest_init__write(const struct manifest_init_opts *o, FILE *out,
 			 struct manifest_init_result *res)
 {
