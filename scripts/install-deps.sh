@@ -27,7 +27,8 @@ codename="${VERSION_CODENAME:-}"
 
 BASE_PKGS="make gcc clang llvm lld pkg-config libelf-dev zlib1g-dev libzstd-dev \
 libyaml-dev libjansson-dev libcapstone-dev libssl-dev libclang-rt-14-dev \
-iproute2 binutils file linux-perf procps systemtap-sdt-dev python3"
+iproute2 binutils file linux-perf procps systemtap-sdt-dev python3 \
+libdw-dev python3-jsonschema python3-yaml"
 BPF_PKGS="libbpf-dev bpftool"
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2

@@ -42,6 +42,7 @@ void json_print_and_free(json_t *doc);
 /* subcommand entry points */
 int do_manifest(int argc, char **argv);
 int do_plan(int argc, char **argv);
+int do_probes(int argc, char **argv);
 int do_version(int argc, char **argv);
 int do_record(int argc, char **argv);		/* src/cli/record.c */
 int do_report(int argc, char **argv);		/* src/cli/report.c */

@@ -21,6 +21,7 @@ const char *bin_name = "probity";
 static const struct cmd main_cmds[] = {
 	{ "manifest", do_manifest, "check (lint) and show resource manifests" },
 	{ "plan",     do_plan,     "compile a manifest into an attach plan for a binary or process" },
+	{ "probes",   do_probes,   "list USDT probes and functions a manifest can probe (bpftrace -l)" },
 	{ "record",   do_record,   "record resource events and OS effects into a trace file" },
 	{ "train",    do_train,    "train a distribution envelope from clean runs or traces" },
 	{ "health",   do_health,   "per-descriptor confidence (validated/suspect/stale), live or from a trace" },

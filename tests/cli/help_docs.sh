@@ -24,6 +24,14 @@ for sub in "manifest lint" "manifest show"; do
 	grep -q "^### probity $sub" "$DOC" || err "no '### probity $sub' section in $DOC"
 	"$P" $sub --help >/dev/null 2>&1 || err "'probity $sub --help' exited non-zero"
 done
+# manifest init / schema: a section each, every long option documented
+for sub in "manifest init" "manifest schema"; do
+	grep -q "^### probity $sub" "$DOC" || err "no '### probity $sub' section in $DOC"
+	out=$("$P" $sub --help 2>&1) || err "'probity $sub --help' exited non-zero"
+	for opt in $(echo "$out" | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -q -- "$opt" "$DOC" || err "'probity $sub --help' shows $opt, $DOC does not"
+	done
+done
 # global flags
 for opt in --json --pretty --verbose --help --version; do
 	"$P" --help | grep -q -- "$opt" || err "global --help lacks $opt"
