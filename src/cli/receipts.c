@@ -789,8 +789,7 @@ static const struct cmd receipts_cmds[] = {
 	{ "verify", cmd_verify, "recompute every digest and the log chain" },
 	{ "diff", cmd_diff, "what two generations differ in" },
 	{ "gc", cmd_gc, "remove unreachable objects" },
-	{ "export", cmd_receipts_export, "signed DSSE envelopes, auditor bundle" },
-	{ "checkpoint", cmd_receipts_checkpoint, "sign the lifecycle log head" },
+	{ "export", cmd_receipts_export, "sign receipts" }, { "checkpoint", cmd_receipts_checkpoint, "sign the log" },
 	{ 0 },
 };
 

@@ -221,9 +221,11 @@ int cmd_receipts_checkpoint(int argc, char **argv)
 		goto out;
 	}
 	f = fopen(o.output, "w");
-	if (!f || json_dumpf(env, f, JSON_COMPACT | JSON_SORT_KEYS) || fputc('\n', f) == EOF ||
-	    fclose(f)) {
-		p_err("%s: %s", o.output, strerror(errno));
+	err = !f ? -errno : json_dumpf(env, f, JSON_COMPACT | JSON_SORT_KEYS) || fputc('\n', f) == EOF ? -EIO : 0;
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (err) {
+		p_err("%s: %s", o.output, strerror(-err));
 		ret = EXIT_FAILURE_RT;
 		goto out;
 	}
