@@ -39,6 +39,9 @@ bool metrics__escape_label(const char *in, char *out, size_t sz);
 
 /* ---- HTTP exposition (metrics_http.c) ---- */
 struct metrics_server;
+struct sockaddr_in;
+/* "IPV4:PORT" (dotted quad, port 0..65535) into *sin; 0 or -EINVAL. */
+int metrics__parse_listen(const char *addr, struct sockaddr_in *sin);
 /* Listen on addr "IPV4:PORT" (PORT 0: any free port); GET /metrics
  * serves the last bytes set, anything else is 404. NULL and errno:
  * EINVAL (addr malformed), EADDRINUSE, ... */

@@ -70,7 +70,7 @@ static MHD_Result_t handle(void *cls, struct MHD_Connection *conn, const char *u
 	return reply(conn, MHD_HTTP_OK, copy, len, METRICS_CONTENT_TYPE);
 }
 
-static int parse_addr(const char *addr, struct sockaddr_in *sin)
+int metrics__parse_listen(const char *addr, struct sockaddr_in *sin)
 {
 	char host[64];
 	const char *colon = strrchr(addr, ':');
@@ -98,7 +98,7 @@ struct metrics_server *metrics_server__new(const char *addr)
 	const union MHD_DaemonInfo *info;
 	int err;
 
-	err = parse_addr(addr, &sin);
+	err = metrics__parse_listen(addr, &sin);
 	if (err) {
 		errno = -err;
 		return NULL;

@@ -78,13 +78,40 @@ static int run_tool(char *const argv[], const char *out_path)
 	return WEXITSTATUS(st) == 127 ? -ENOENT : WEXITSTATUS(st) ? -EPERM : 0;
 }
 
+int dsse__ssh_keyid(const char *line, char keyid[7 + PB_DIGEST_HEX_LEN])
+{
+	const char *sp = strchr(line, ' ');
+	unsigned char *blob;
+	uint8_t d[PB_SHA256_LEN];
+	char *b64;
+	int n;
+
+	if (!sp || sp == line)
+		return -EINVAL;
+	b64 = strndup(sp + 1, strcspn(sp + 1, " \n"));
+	blob = b64 ? malloc(strlen(b64) + 1) : NULL;
+	if (!blob) {
+		free(b64);
+		return -ENOMEM;
+	}
+	/* EVP_DecodeBlock counts padding as zero bytes: a key blob is never
+	 * empty, and a length not a multiple of 4 is not base64 */
+	n = strlen(b64) % 4 ? -1 : EVP_DecodeBlock(blob, (unsigned char *)b64, (int)strlen(b64));
+	if (n > 0 && pb_sha256(blob, (size_t)n, d) == 0) {
+		strcpy(keyid, "sha256:");
+		pb_hex(d, sizeof(d), keyid + 7);
+	}
+	free(blob);
+	free(b64);
+	return n > 0 ? 0 : -EINVAL;
+}
+
 /* The OpenSSH public key: PATH.pub, else `ssh-keygen -y -f PATH`. */
 static int ssh_public(struct dsse_signer *s)
 {
-	char pubp[4096], tmp[] = "/tmp/probity-sshpub.XXXXXX", *b64, *sp;
-	unsigned char *blob;
+	char pubp[4096], tmp[] = "/tmp/probity-sshpub.XXXXXX";
 	size_t len;
-	int err, fd, n;
+	int err, fd;
 
 	snprintf(pubp, sizeof(pubp), "%s.pub", s->path);
 	if (pb_read_file(pubp, 1 << 16, &s->pub, &len)) {
@@ -102,21 +129,14 @@ static int ssh_public(struct dsse_signer *s)
 			return err;
 	}
 	s->pub[strcspn(s->pub, "\n")] = '\0';
-	sp = strchr(s->pub, ' ');
-	if (!sp)
-		return -EINVAL;
-	b64 = strndup(sp + 1, strcspn(sp + 1, " "));
-	blob = b64 ? malloc(strlen(b64)) : NULL;
-	if (!blob) {
-		free(b64);
-		return -ENOMEM;
-	}
-	n = EVP_DecodeBlock(blob, (unsigned char *)b64, (int)strlen(b64));
-	if (n > 0)
-		set_keyid(s, blob, (size_t)n);
-	free(blob);
-	free(b64);
-	return n > 0 ? 0 : -EINVAL;
+	return dsse__ssh_keyid(s->pub, s->keyid);
+}
+
+/* Encrypted keys are refused, never prompted for (no terminal under a
+ * daemon or a test). */
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+	return -1;
 }
 
 /* PEM private key: Ed25519 or EC P-256. */
@@ -128,7 +148,7 @@ static int pem_key(struct dsse_signer *s, const char *text, size_t len, char *er
 	BUF_MEM *mem;
 	int n, ret = -EINVAL;
 
-	s->pkey = in ? PEM_read_bio_PrivateKey(in, NULL, NULL, NULL) : NULL;
+	s->pkey = in ? PEM_read_bio_PrivateKey(in, NULL, no_passphrase, NULL) : NULL;
 	if (!s->pkey) {
 		snprintf(err, err_sz, "not a PEM private key OpenSSL can read (unencrypted PKCS#8 or SEC1)");
 		goto out;
@@ -191,6 +211,29 @@ int dsse_signer__open(const char *path, struct dsse_signer **out, char *err, siz
 	}
 out:
 	free(text);
+	if (ret)
+		dsse_signer__free(s);
+	else
+		*out = s;
+	return ret;
+}
+
+int dsse_signer__from_pem(const char *text, size_t len, struct dsse_signer **out, char *err,
+			  size_t err_sz)
+{
+	struct dsse_signer *s;
+	int ret;
+
+	*out = NULL;
+	err[0] = '\0';
+	if (len > 1 << 20) {
+		snprintf(err, err_sz, "larger than 1 MiB: not a key");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	ret = pem_key(s, text, len, err, err_sz);
 	if (ret)
 		dsse_signer__free(s);
 	else

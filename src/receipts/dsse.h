@@ -31,7 +31,13 @@ struct dsse_signer;
  * -ENOENT/-EACCES (unreadable), -EINVAL (not a supported key; err names
  * what was found), -ENOMEM. */
 int dsse_signer__open(const char *path, struct dsse_signer **out, char *err, size_t err_sz);
+/* A PEM private key from memory (no OpenSSH keys). Same errors. */
+int dsse_signer__from_pem(const char *text, size_t len, struct dsse_signer **out, char *err,
+			  size_t err_sz);
 void dsse_signer__free(struct dsse_signer *s);
+/* keyid of one OpenSSH public key line ("TYPE BASE64 [comment]"): 0, or
+ * -EINVAL when the second field is not base64 of a non-empty blob. */
+int dsse__ssh_keyid(const char *line, char keyid[7 + 65]);
 enum dsse_scheme dsse_signer__scheme(const struct dsse_signer *s);
 const char *dsse_scheme_str(enum dsse_scheme s);
 /* keyid: "sha256:" + hex SHA-256 of the public key (DER SubjectPublicKeyInfo;
