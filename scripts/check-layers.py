@@ -12,7 +12,8 @@ Checks, printing one line per problem (exit 1 if any):
 - the allowed graph has no cycle (so no include circle between folders);
 - no file outside folder X includes one of X's private *_int.h headers;
 - with --objs: no object of a src/cli command file uses a function defined
-  in another command file (only main.o, args.o and stop.o are shared).
+  in another command file (only main.o, args.o and stop.o are shared; a
+  command may span NAME.c and NAME_*.c, e.g. receipts.c + receipts_sign.c).
 """
 import os, re, subprocess, sys
 
