@@ -107,7 +107,7 @@ struct metrics_server *metrics_server__new(const char *addr)
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 				handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
