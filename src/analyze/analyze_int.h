@@ -44,6 +44,8 @@ struct an_life {
 	uint64_t closes;			/* open periods closed */
 	uint16_t resource;
 	bool open;
+	uint32_t spid;				/* process of a scope: process
+						 * instance (key), 0 for scope: shared */
 };
 
 struct an_vec {
@@ -87,6 +89,7 @@ struct analysis {
 	size_t life_hash_cap;
 	uint64_t *use_unmatched, *release_unmatched;	/* per resource */
 	uint64_t res_state_full_rec;
+	uint64_t lives_ended_by_exit;	/* open lifetimes closed by their process's exit */
 
 	bool finished;
 	struct finding *findings;
