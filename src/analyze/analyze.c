@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analyze_int.h"
+#include "trace/trace.h"
 #include "common/array.h"
 
 #define DEF_LONG_HOLD_NS	(50ull * 1000 * 1000)
@@ -227,6 +228,31 @@ static int life_hash_grow(struct analysis *a)
 	a->life_hash = h;
 	a->life_hash_cap = cap;
 	return 0;
+}
+
+void analysis__set_procs(struct analysis *a, const struct trace_proc *p, size_t n)
+{
+	a->procs = p;
+	a->n_procs = n;
+}
+
+const char *an_who(const struct analysis *a, uint32_t tid, char *buf, size_t sz)
+{
+	const struct trace_proc *t = NULL, *proc = NULL;
+	size_t i;
+
+	buf[0] = 0;
+	for (i = 0; i < a->n_procs; i++)
+		if (a->procs[i].tid == tid)
+			t = &a->procs[i];
+	if (!t)
+		return buf;
+	for (i = 0; i < a->n_procs; i++)
+		if (a->procs[i].pid == t->pid && a->procs[i].tid == t->pid)
+			proc = &a->procs[i];
+	snprintf(buf, sz, " (%s, pid %u)", t->comm[0] ? t->comm : proc && proc->comm[0] ?
+		 proc->comm : "?", t->pid);
+	return buf;
 }
 
 /* the process that names an instance of res: the event's (scope: process,

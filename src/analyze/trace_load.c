@@ -170,6 +170,7 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		analysis__add_snapshot(lt->analysis, lt->end.end_mono_ns, NULL, 0, NULL, 0, &eng);
 	}
 	analysis__set_window(lt->analysis, lt->header.start_mono_ns, lt->ended ? lt->end.end_mono_ns : 0);
+	analysis__set_procs(lt->analysis, lt->procs, lt->n_procs);
 	err = analysis__finish(lt->analysis);
 	if (err < 0) {
 		snprintf(lt->error, sizeof(lt->error), "analysis: %s", strerror(-err));
