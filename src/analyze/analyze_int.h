@@ -30,6 +30,7 @@ struct an_point {
 struct an_offcpu {
 	uint64_t start, end;
 	uint32_t tid;
+	uint32_t pid;
 };
 
 /* one generation (lifetime) of (resource, instance) */
@@ -80,6 +81,8 @@ struct analysis {
 	struct an_vec releases;		/* an_point: a = resource */
 	struct an_vec wakeups;		/* an_point: a = wakee tid */
 	struct an_vec ios;		/* an_point: a = bytes */
+	struct an_vec io_done;		/* an_point at completion: a = latency ns, b = bytes,
+					 * extra = write (the export draws I/O slices) */
 	struct an_vec faults;		/* an_point */
 	struct an_vec offcpu;		/* an_offcpu */
 	struct an_vec lives;		/* an_life */
@@ -87,6 +90,9 @@ struct analysis {
 	size_t life_hash_cap;
 	uint64_t *use_unmatched, *release_unmatched;	/* per resource */
 	uint64_t res_state_full_rec;
+
+	analysis_comm_fn comm;		/* names for pids/tids (analysis__set_comm) */
+	void *comm_ctx;
 
 	bool finished;
 	struct finding *findings;

@@ -140,3 +140,16 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top)
 	if (n < a->n_findings)
 		fprintf(out, "\n(%zu more findings; --top to show them)\n", a->n_findings - n);
 }
+
+void analysis__set_comm(struct analysis *a, analysis_comm_fn fn, void *ctx)
+{
+	if (!a)
+		return;
+	a->comm = fn;
+	a->comm_ctx = ctx;
+}
+
+const char *analysis__comm(const struct analysis *a, uint32_t pid, uint32_t tid)
+{
+	return a && a->comm ? a->comm(a->comm_ctx, pid, tid) : NULL;
+}

@@ -59,5 +59,6 @@ int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
 int do_train(int argc, char **argv);		/* src/cli/train.c */
 int do_sample(int argc, char **argv);		/* src/cli/sample.c */
 int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
+int do_script(int argc, char **argv);		/* src/cli/script.c */
 
 #endif

@@ -26,6 +26,7 @@ static const struct cmd main_cmds[] = {
 	{ "health",   do_health,   "per-descriptor confidence (validated/suspect/stale), live or from a trace" },
 	{ "report",   do_report,   "diagnose a trace: contention, leaks, churn, long holds" },
 	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
+	{ "script",   do_script,   "print every record of a trace, one per line (-j: JSON Lines)" },
 	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
 	{ "watch",    do_watch,    "observe every BPF program load and link update on the machine" },
 	{ "rejit",    do_rejit,    "reference specializer: profile, rewrite, swap and deopt an XDP program" },
