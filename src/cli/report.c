@@ -288,8 +288,10 @@ static bool fails(const struct loaded_trace *lt, const struct report_args *ra, d
 	size_t n;
 	const struct finding *f = analysis__findings(lt->analysis, &n);
 
-	*top = n ? f[0].score : 0;
-	return ra->fail_on >= 0 && n && f[0].score >= ra->fail_on;
+	/* the score as -j shows it (2 decimals), so the line a user reads off
+	 * a report is the line the exit status draws */
+	*top = n ? (double)(long long)(f[0].score * 100 + 0.5) / 100 : 0;
+	return ra->fail_on >= 0 && n && *top >= ra->fail_on;
 }
 
 static int write_html(const struct loaded_trace *lt, const struct report_args *ra)
