@@ -29,6 +29,7 @@ BASE_PKGS="make gcc clang llvm lld pkg-config libelf-dev zlib1g-dev libzstd-dev 
 libyaml-dev libjansson-dev libcapstone-dev libssl-dev libclang-rt-14-dev \
 iproute2 binutils file linux-perf procps systemtap-sdt-dev python3"
 BPF_PKGS="libbpf-dev bpftool"
+BASE_PKGS="$BASE_PKGS chromium"	# tests: report --html rendered headless (tests/cli/report_html.sh)
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2
 libbpf_candidate() {

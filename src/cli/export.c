@@ -33,6 +33,38 @@ static void export_help(FILE *out)
 		bin_name);
 }
 
+/* warnings about what could not be drawn, then the summary (stderr, or
+ * the one JSON document under -j when the file is not stdout) */
+static void print_summary(const struct loaded_trace *lt, const char *trace, const char *output,
+			  bool to_stdout, const struct perfetto_stats *st)
+{
+	if (!st->spans && !(lt->header.flags & TRACE_F_EVENTS))
+		p_warn("%s was recorded without --events: no WAIT or hold spans, only counters "
+		       "were written (record with 'probity record --events' for spans)", trace);
+	else if (!st->spans)
+		p_warn("%s has no WAIT or hold spans in its records; only counters were written",
+		       trace);
+	if (lt->cut_reason)
+		p_warn("%s is incomplete (%s): exported up to the last complete chunk", trace,
+		       lt->cut_reason);
+	if (st->clipped)
+		p_warn("%zu slices crossed their parent's end on the same thread and were cut "
+		       "(args.clipped_ns says by how much)", st->clipped);
+	if (json_output && !to_stdout)
+		json_print_and_free(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "output",
+					      output, "spans", (json_int_t)st->spans,
+					      "off_cpu_slices", (json_int_t)st->offcpu,
+					      "block_io_slices", (json_int_t)st->io,
+					      "flows", (json_int_t)st->flows, "clipped", (json_int_t)st->clipped,
+					      "threads", (json_int_t)st->threads,
+					      "named_threads", (json_int_t)st->named,
+					      "complete", lt->cut_reason == NULL));
+	else if (!to_stdout)
+		fprintf(stderr, "wrote %s: %zu spans, %zu off-CPU and %zu block-I/O slices, %zu flows, "
+			"%zu threads (%zu named)\n", output, st->spans, st->offcpu, st->io, st->flows,
+			st->threads, st->named);
+}
+
 int do_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -91,31 +123,7 @@ int do_export(int argc, char **argv)
 		ret = EXIT_FAILURE_RT;
 		goto out;
 	}
-	if (!st.spans && !(lt.header.flags & TRACE_F_EVENTS))
-		p_warn("%s was recorded without --events: no WAIT or hold spans, only counters "
-		       "were written (record with 'probity record --events' for spans)", argv[optind]);
-	else if (!st.spans)
-		p_warn("%s has no WAIT or hold spans in its records; only counters were written",
-		       argv[optind]);
-	if (lt.cut_reason)
-		p_warn("%s is incomplete (%s): exported up to the last complete chunk", argv[optind],
-		       lt.cut_reason);
-	if (st.clipped)
-		p_warn("%zu slices crossed their parent's end on the same thread and were cut "
-		       "(args.clipped_ns says by how much)", st.clipped);
-	if (json_output && !to_stdout)
-		json_print_and_free(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "output",
-					      output, "spans", (json_int_t)st.spans,
-					      "off_cpu_slices", (json_int_t)st.offcpu,
-					      "block_io_slices", (json_int_t)st.io,
-					      "flows", (json_int_t)st.flows, "clipped", (json_int_t)st.clipped,
-					      "threads", (json_int_t)st.threads,
-					      "named_threads", (json_int_t)st.named,
-					      "complete", lt.cut_reason == NULL));
-	else if (!to_stdout)
-		fprintf(stderr, "wrote %s: %zu spans, %zu off-CPU and %zu block-I/O slices, %zu flows, "
-			"%zu threads (%zu named)\n", output, st.spans, st.offcpu, st.io, st.flows,
-			st.threads, st.named);
+	print_summary(&lt, argv[optind], output, to_stdout, &st);
 	ret = EXIT_OK;
 out:
 	loaded_trace__free(&lt);
