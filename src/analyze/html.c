@@ -241,7 +241,7 @@ static void write_series_svg(const struct picture_point *p, size_t n, uint64_t t
 			v = *(const int64_t *)((const char *)&p[i] + g[k].off);
 			fprintf(out, "%.1f,%.1f ",
 				50 + (SVG_W - 70) * (double)(p[i].ts > t0 ? p[i].ts - t0 : 0) / span,
-				170 - 160.0 * (double)(v - lo) / (double)(hi - lo));
+				170 - 160.0 * ((double)v - (double)lo) / ((double)hi - (double)lo));
 		}
 		fprintf(out, "\"/>\n<text x=\"%zu\" y=\"12\" font-size=\"11\" fill=\"%s\">%s</text>\n",
 			60 + k * 170, g[k].color, g[k].name);
@@ -298,7 +298,7 @@ static void write_timeline_row(const struct loaded_trace *lt, uint32_t d, uint64
 			continue;
 		nx = i < n ? 200 + (SVG_W - 210) * (double)(ch[i].ts_ns > t0 ? ch[i].ts_ns - t0 : 0) / span :
 			     SVG_W - 10;
-		nx = nx < x ? x : nx;
+		nx = nx < x ? x : nx > SVG_W - 10 ? SVG_W - 10 : nx;
 		fprintf(out, "<rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"16\" fill=\"%s\">"
 			"<title>%s</title></rect>\n", x, row * 22 + 3, nx - x, conf_color(st),
 			pb_confidence_str(st));

@@ -123,7 +123,8 @@ void pictures__sparkline(const int64_t *v, size_t n, size_t stride, unsigned wid
 
 			m = x > m ? x : m;
 		}
-		k = hi > lo ? (unsigned)((double)(m - lo) * 7.0 / (double)(hi - lo) + 0.5) : 0;
+		/* in double: hostile values may span more than int64 */
+		k = hi > lo ? (unsigned)(((double)m - (double)lo) * 7.0 / ((double)hi - (double)lo) + 0.5) : 0;
 		if (len + 4 >= sz)
 			break;
 		len += (size_t)snprintf(buf + len, sz - len, "%s", blocks[k > 7 ? 7 : k]);
