@@ -15,6 +15,7 @@
 
 bool json_output;
 bool pretty_output;
+bool json_lines;
 int verbose;
 const char *bin_name = "probity";
 
@@ -130,7 +131,7 @@ void json_print_and_free(json_t *doc)
 
 	if (!doc)
 		return;
-	if (json_doc_printed) {
+	if (json_doc_printed && !json_lines) {
 		/* a second document would break `-j | jq`: stderr instead */
 		s = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		if (s)
@@ -146,7 +147,7 @@ void json_print_and_free(json_t *doc)
 		fprintf(stderr, "%s: error: %s\n", bin_name, pending_error);
 	free(pending_error);
 	pending_error = NULL;
-	s = json_dumps(doc, (pretty_output ? JSON_INDENT(2) : JSON_COMPACT) |
+	s = json_dumps(doc, (pretty_output && !json_lines ? JSON_INDENT(2) : JSON_COMPACT) |
 				    JSON_PRESERVE_ORDER);
 	if (s) {
 		fputs(s, stdout);
