@@ -236,7 +236,9 @@ static void write_series_svg(const struct picture_point *p, size_t n, uint64_t t
 		"</text><text x=\"%d\" y=\"190\" font-size=\"11\">%.2f s</text>\n", SVG_W, SVG_W, hi, lo,
 		SVG_W - 60, span / 1e9);
 	for (k = 0; k < 3; k++) {
-		fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", g[k].color);
+		/* the first (ACQUIRE - RELEASE) wider, so it shows under equal ones */
+		fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" points=\"",
+			g[k].color, k ? 2 : 6);
 		for (i = 0; i < n; i++) {
 			v = *(const int64_t *)((const char *)&p[i] + g[k].off);
 			fprintf(out, "%.1f,%.1f ",
