@@ -129,8 +129,10 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top);
 const char *finding_kind_str(enum finding_kind k);
 
 /* Process and thread names (comm) for what prints a pid or tid: fn returns
- * the name of tid in process pid (tid == pid: the process), or NULL when
- * the trace does not say. Without one, pids and tids show as numbers. */
+ * the name of tid in process pid (tid == pid: the process; pid 0: not
+ * known, find the thread by tid), or NULL when the trace does not say.
+ * Without one, pids and tids show as numbers. Set it before
+ * analysis__finish for the findings' evidence lines to name threads. */
 typedef const char *(*analysis_comm_fn)(void *ctx, uint32_t pid, uint32_t tid);
 void analysis__set_comm(struct analysis *a, analysis_comm_fn fn, void *ctx);
 const char *analysis__comm(const struct analysis *a, uint32_t pid, uint32_t tid);

@@ -100,6 +100,8 @@ struct analysis {
 };
 
 void an_fmt_ns(char *buf, size_t sz, double ns);
+/* "tid N (COMM)", or "tid N" when no name is known (pid 0: not known) */
+const char *an_tid_label(const struct analysis *a, uint32_t pid, uint32_t tid, char *buf, size_t sz);
 unsigned an_hist_bucket(uint64_t ns);	/* log2 bucket of a duration */
 int an_vec_push(struct an_vec *v, const void *elem, size_t max, uint64_t *truncated);
 #define AN_AT(vec, type, i) (&((type *)(vec)->v)[i])

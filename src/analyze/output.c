@@ -153,3 +153,14 @@ const char *analysis__comm(const struct analysis *a, uint32_t pid, uint32_t tid)
 {
 	return a && a->comm ? a->comm(a->comm_ctx, pid, tid) : NULL;
 }
+
+const char *an_tid_label(const struct analysis *a, uint32_t pid, uint32_t tid, char *buf, size_t sz)
+{
+	const char *comm = analysis__comm(a, pid, tid);
+
+	if (comm)
+		snprintf(buf, sz, "tid %u (%s)", tid, comm);
+	else
+		snprintf(buf, sz, "tid %u", tid);
+	return buf;
+}
