@@ -80,6 +80,14 @@ one_doc any receipts --store "$T/store" verify
 one_doc 2 receipts --store "$T/store" show
 one_doc 2 receipts nosuch
 one_doc 2 script "$T/missing.trace"
+one_doc 0 probes "$DEMO"
+one_doc 2 probes
+one_doc 2 probes "$T/missing.bin"
+one_doc 0 manifest schema
+one_doc any manifest init "$DEMO" --usdt "*" -o "$T/init.yaml"
+one_doc any manifest init "$DEMO" -o "$T/init2.yaml"
+one_doc any metrics "$T/t.trace"
+one_doc 2 metrics "$T/missing.trace"
 
 # script -j: JSON Lines, each line one document
 "$P" -j script "$T/t.trace" >"$T/s.jsonl" 2>/dev/null || err "script -j failed"
