@@ -33,6 +33,7 @@ iproute2 binutils file linux-perf procps systemtap-sdt-dev python3 \
 libdw-dev python3-jsonschema python3-yaml \
 libmicrohttpd-dev libarchive-dev pandoc man-db prometheus openssh-client"
 BPF_PKGS="libbpf-dev bpftool"
+BASE_PKGS="$BASE_PKGS chromium"	# tests: report --html rendered headless (tests/cli/report_html.sh)
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2
 libbpf_candidate() {
