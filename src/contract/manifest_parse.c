@@ -606,6 +606,7 @@ const struct mf_table mf_tables[] = {
 	{ "predict", predict_keys, N(predict_keys), false },
 	{ "kind", kind_names, N(kind_names), true },
 	{ "class", class_names, N(class_names), true },
+	{ "scope", scope_names, N(scope_names), true },
 	{ "at", at_names, N(at_names), true },
 	/* "degraded" is listed for its message only; never valid in a file */
 	{ "confidence", conf_names, N(conf_names) - 1, true },

@@ -63,6 +63,8 @@ static const struct fspec specs[] = {
 	{ "resource", "class", FT_ENUM, "class", true, "what kind of resource" },
 	{ "resource", "units", FT_UNITS, NULL, true, "a word naming what is counted, e.g. pages, bytes, holders" },
 	{ "resource", "capacity", FT_POSITIVE, NULL, false, "total capacity in units (omit when unknown)" },
+	{ "resource", "scope", FT_ENUM, "scope", false,
+	  "process (default): an instance is (process, value); shared: the value alone names it in every process" },
 	{ "resource", "shared", FT_BOOL, NULL, false, "an instance may be held by several owners at once" },
 	{ "resource", "externally_owned", FT_BOOL, NULL, false, "USE may name instances never ACQUIREd" },
 	{ "resource", "generation", FT_ENUM, "generation", false, "how lifetimes of one instance are told apart" },
