@@ -34,6 +34,7 @@ static void record_help(FILE *out)
 	fprintf(out,
 		"Usage: %s [-j] record -m MANIFEST (--pid PID | -- CMD [ARGS]...) [-o FILE]\n"
 		"              [-d SECONDS] [--events] [--binary PATH]... [--envelope FILE]\n"
+		"              [--rebind]\n"
 		"\n"
 		"Attach the resource-event engine to a process as the manifest's attach plan\n"
 		"says (refusing exactly as 'plan' does) and write a trace file for 'report'.\n"
@@ -53,6 +54,9 @@ static void record_help(FILE *out)
 		"      --interval MS    snapshot interval, 100..1000 ms (default %d)\n"
 		"      --envelope FILE  check the run against a distribution envelope from\n"
 		"                       'probity train'; leaving it is a warning only\n"
+		"      --rebind         on a build-id mismatch, re-resolve every site by name\n"
+		"                       on this build (as 'plan --rebind'); its descriptors\n"
+		"                       start 'degraded' and only clean evidence promotes them\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"With '-- CMD', CMD is started held until every probe is attached (no early\n"
@@ -111,7 +115,7 @@ static int check_args(int argc, char **argv, struct record_args *a)
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE };
+	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_REBIND };
 	static const struct option opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -122,6 +126,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "ringbuf-kib", required_argument, NULL, OPT_RINGBUF },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "envelope", required_argument, NULL, OPT_ENVELOPE },
+		{ "rebind", no_argument, NULL, OPT_REBIND },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -161,6 +166,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			o->interval_ns = (uint64_t)v * 1000000ull;
 			break;
 		case OPT_ENVELOPE: o->envelope = optarg; break;
+		case OPT_REBIND: o->rebind = true; break;
 		case 'h': record_help(stdout); return 1;
 		default: record_help(stderr); return -EINVAL;
 		}
