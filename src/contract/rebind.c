@@ -227,7 +227,8 @@ static void decide(struct rctx *c, size_t ei, struct rebind_prov_text *p, char *
 	int n;
 
 	if (ev->provenance.present)
-		snprintf(earlier, sizeof(earlier), "; earlier: %s: %s", pb_prov_source_str(ev->provenance.source),
+		snprintf(earlier, sizeof(earlier), "; earlier: %s%s%s", pb_prov_source_str(ev->provenance.source),
+			 ev->provenance.evidence ? ": " : "",
 			 ev->provenance.evidence ? ev->provenance.evidence : "");
 	n = snprintf(evbuf, EVIDENCE_MAX, "re-bound by name from build-id %.12s to %.12s", ti, tn);
 	p->date = date;
