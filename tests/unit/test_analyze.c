@@ -932,6 +932,7 @@ static int write_trace(const char *path, const struct manifest *m, bool end)
 TEST(test_trace_clean_evidence_promotes_degraded)
 {
 	struct manifest *m = load_manifest();
+	double promoted_certainty;
 	char path[] = "/tmp/pb-analyze-XXXXXX";
 	struct loaded_trace lt;
 	const struct finding *f;
@@ -953,6 +954,18 @@ TEST(test_trace_clean_evidence_promotes_degraded)
 	ASSERT_GE(n, 1);
 	ASSERT_EQ(f[0].kind, FINDING_LEAK);
 	ASSERT_TRUE(!f[0].label || !strstr(f[0].label, "degraded"));
+	promoted_certainty = f[0].certainty;
+	loaded_trace__free(&lt);
+	/* the same leak resting on a descriptor still degraded: said so, and
+	 * less certain (x 0.8) */
+	ASSERT_OK(write_trace_v(path, m, true, true));
+	ASSERT_OK(loaded_trace__load(&lt, path, NULL));
+	f = analysis__findings(lt.analysis, &n);
+	ASSERT_GE(n, 1);
+	ASSERT_EQ(f[0].kind, FINDING_LEAK);
+	ASSERT_STRSTR(f[0].label, "degraded descriptor p_put");
+	ASSERT_TRUE(f[0].certainty < promoted_certainty * 0.81);
+	ASSERT_TRUE(f[0].certainty > promoted_certainty * 0.79);
 	loaded_trace__free(&lt);
 	unlink(path);
 	manifest__free(m);
