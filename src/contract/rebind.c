@@ -210,8 +210,12 @@ static int check_trace(struct rctx *c)
 			   c->r->new_ids[i]);
 		return -EINVAL;
 	}
-	if (t->n_events != c->r->n_events)
+	if (t->n_events != c->r->n_events) {
+		diags__add(c->diags, DIAG_ERROR, t->name, 0, 0, NULL,
+			   "the trace has %zu descriptors, the manifest %zu events", t->n_events,
+			   c->r->n_events);
 		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -380,6 +384,14 @@ static int load_and_plan(struct rctx *c)
 		snprintf(r->old_ids[i], sizeof(r->old_ids[i]), "%s", pt->build_id_expected);
 		snprintf(r->new_ids[i], sizeof(r->new_ids[i]), "%s", pt->build_id_found);
 		n_rebound += pt->rebound;
+		if (!pt->resolved || (pt->rebound && !pt->build_id_found[0])) {
+			diags__add(c->diags, DIAG_ERROR, c->path, r->manifest->targets[i].loc.line,
+				   r->manifest->targets[i].loc.col, "binary",
+				   "target '%s': %s %s", r->manifest->targets[i].id,
+				   pt->resolved ? "no GNU build-id in" : "cannot find or read",
+				   pt->display_path ? pt->display_path : r->manifest->targets[i].binary);
+			return -EINVAL;
+		}
 	}
 	if (!n_rebound && !err) {
 		diags__add(c->diags, DIAG_ERROR, c->path, 0, 0, NULL,

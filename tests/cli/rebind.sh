@@ -127,6 +127,15 @@ rc=$?
 grep -q "the trace recorded build-id" "$T/x.err" || err "no build-id complaint: $(cat "$T/x.err")"
 [ -e "$T/x.yaml" ] && err "a refused rebind wrote its output"
 
+# bad input: a clear message and exit 2, nothing written
+"$P" manifest rebind "$M" --binary "$T/none" -o "$T/y.yaml" 2>"$T/y.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "cannot find or read $T/none" "$T/y.err" || err "missing binary: exit $rc, $(cat "$T/y.err")"
+"$P" manifest rebind "$M" --binary "$RB/rbpool_v2" --from-trace "$M" -o "$T/y.yaml" 2>"$T/y.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "not a probity trace" "$T/y.err" || err "not a trace: exit $rc, $(cat "$T/y.err")"
+"$P" manifest rebind "$M" --binary "$RB/rbpool_v1" -o "$T/y.yaml" 2>"$T/y.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "nothing to re-bind" "$T/y.err" || err "same build: exit $rc, $(cat "$T/y.err")"
+[ -e "$T/y.yaml" ] && err "a failed rebind wrote its output"
+
 # ---- fixture: semantics changed --------------------------------------------
 "$P" record -m "$M" --rebind --binary "$RB/rbpool_changed" -o "$T/ch.trace" -- "$RB/rbpool_changed" 1.5 \
 	>/dev/null 2>"$T/ch.err"
