@@ -219,7 +219,7 @@ SELECT pg_backend_pid();
 \\o
 SELECT pg_sleep(0.5);
 DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-  WHILE clock_timestamp() < t0 + interval '4 s' LOOP PERFORM count(*) FROM pg_class; END LOOP;
+  WHILE clock_timestamp() < t0 + interval '30 s' LOOP PERFORM count(*) FROM pg_class; END LOOP;
 END \$\$;
 EOF
 chmod 644 "$PGD/work.sql"
@@ -230,6 +230,8 @@ BPID=$(cat "$PGD/bpid" 2>/dev/null)
 [ -n "$BPID" ] || { err "no backend pid: $(cat "$T/psql.out")"; exit $fail; }
 "$P" record -m "$T/pg.yaml" --rebind --pid "$BPID" -d 3.5 -o "$T/pg.trace" >"$T/pgrec.out" 2>&1 ||
 	err "record --rebind --pid (postgres $other backend) exited $?: $(cat "$T/pgrec.out")"
+# the workload is bounded (30 s) but ends with the recording
+su postgres -s /bin/sh -c "psql -h '$PGD' -p $PORT -U postgres -At -c 'SELECT pg_cancel_backend($BPID)'" >/dev/null 2>&1
 wait
 "$P" -j health "$T/pg.trace" >"$T/pg.health" 2>/dev/null
 py "$T/pg.health" "
