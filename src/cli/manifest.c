@@ -12,6 +12,8 @@
 #include "cli/cli.h"
 #include "common/digest.h"
 #include "contract/manifest.h"
+#include "contract/rebind.h"
+#include "validate/revalidate.h"
 #include "contract/manifest_schema.h"
 
 static void manifest_help(FILE *out)
@@ -24,6 +26,8 @@ static void manifest_help(FILE *out)
 		"Commands:\n"
 		"  lint FILE...   check manifests; print every finding as file:line:col\n"
 		"  show FILE      print the parsed model (a table, or JSON with -j)\n"
+		"  rebind FILE --binary PATH -o NEW [--from-trace TRACE]\n"
+		"                 re-bind a manifest to another build of its target\n"
 		"  init BINARY -o FILE  write a manifest skeleton from the binary's probe\n"
 		"                 sites (see 'probes'); lint then lists what is left to fill\n"
 		"  schema         print the JSON Schema of manifest v1 (for editors)\n"
@@ -568,9 +572,127 @@ out:
 	return ret;
 }
 
+static void rebind_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [-j] manifest rebind MANIFEST --binary PATH [--from-trace TRACE]\n"
+		"              -o NEW\n"
+		"\n"
+		"Write MANIFEST re-bound to the build of PATH: every site re-resolved by name\n"
+		"with the checks of 'plan --rebind', the build_id replaced, and every other\n"
+		"field kept byte for byte. Each re-bound event's confidence and provenance\n"
+		"come from evidence: with a trace of the new build recorded with 'record\n"
+		"--rebind', an event it promoted is 'validated' (provenance 'runtime': events,\n"
+		"windows, the trace's date); one it found suspect stays 'suspect'; without\n"
+		"evidence it is 'candidate'. Refused (nothing written), naming the event: a\n"
+		"site the new build lacks, a USDT probe whose argument count or sizes differ\n"
+		"from the manifest's build (when that build is still on disk), an event the\n"
+		"trace found stale.\n"
+		"\n"
+		"Options:\n"
+		"  -b, --binary PATH       the new build (ID=PATH in a multi-target manifest;\n"
+		"                          may repeat)\n"
+		"  -t, --from-trace TRACE  runtime evidence: a trace of the new build\n"
+		"  -o, --output NEW        the manifest to write (atomically)\n"
+		"  -h, --help              show this help\n"
+		"\n"
+		"Exit status: 0 written, 1 refused (an event changed or broke; see the\n"
+		"report), 2 usage error, unreadable or invalid manifest, binary or trace,\n"
+		"3 the new file could not be written.\n",
+		bin_name);
+}
+
+static void rebind_report(const struct rebind_result *r, const struct diags *d,
+			  const char *output, bool written)
+{
+	json_t *j;
+
+	if (!json_output) {
+		diags__print(d, stderr);
+		if (r)
+			rebind_result__print(r, stdout);
+		if (written)
+			printf("wrote %s\n", output);
+		return;
+	}
+	j = r ? rebind_result__to_json(r) : json_object();
+	if (!j)
+		return;
+	json_object_set_new(j, "output", json_string(output));
+	json_object_set_new(j, "written", json_boolean(written));
+	json_object_set_new(j, "notes", diags__to_json(d));
+	json_print_and_free(j);
+}
+
+static int do_rebind(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "binary", required_argument, NULL, 'b' },
+		{ "from-trace", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *bins[16], *trace = NULL, *output = NULL;
+	struct rebind_opts ro = { .binaries = bins };
+	struct rebind_result *r = NULL;
+	struct diags *d = NULL;
+	int opt, err, ret = EXIT_USAGE;
+
+	while ((opt = getopt_long(argc, argv, "b:t:o:h", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'b':
+			if (ro.n_binaries == 16) {
+				p_err("at most 16 --binary options");
+				return EXIT_USAGE;
+			}
+			bins[ro.n_binaries++] = optarg;
+			break;
+		case 't': trace = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': rebind_help(stdout); return EXIT_OK;
+		default: rebind_help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc || !ro.n_binaries || !output) {
+		p_err("usage: manifest rebind MANIFEST --binary PATH -o NEW [--from-trace TRACE] (see 'manifest rebind --help')");
+		return EXIT_USAGE;
+	}
+	d = diags__new();
+	if (!d) {
+		p_err("out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	err = revalidate__rebind(argv[optind], trace, &ro, &r, d);
+	if (err == -ENOMEM) {
+		p_err("out of memory");
+		ret = EXIT_FAILURE_RT;
+	} else if (err == -EPERM) {
+		rebind_report(r, d, output, false);
+		ret = EXIT_FINDINGS;
+	} else if (err) {
+		if (json_output)
+			rebind_report(NULL, d, output, false);
+		else
+			diags__print(d, stderr);
+		if (err != -EINVAL)
+			p_err("%s: %s", argv[optind], strerror(-err));
+	} else if ((err = rebind_result__write(r, output))) {
+		p_err("cannot write %s: %s", output, strerror(-err));
+		ret = EXIT_FAILURE_RT;
+	} else {
+		rebind_report(r, d, output, true);
+		ret = EXIT_OK;
+	}
+	rebind_result__free(r);
+	diags__free(d);
+	return ret;
+}
+
 static const struct cmd manifest_cmds[] = {
 	{ "lint", do_lint, "check manifests, print every finding" },
 	{ "show", do_show, "print the parsed model" },
+	{ "rebind", do_rebind, "re-bind a manifest to another build of its target" },
 	{ "init", do_init, "write a manifest skeleton from a binary's probe sites" },
 	{ "schema", do_schema, "print the JSON Schema of manifest v1" },
 	{ 0 },

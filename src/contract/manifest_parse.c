@@ -42,7 +42,8 @@ static const char *const at_names[] = { "entry", "return", "span" };
 /* "degraded" is listed so it gets its own message instead of "unknown" */
 static const char *const conf_names[] = { "candidate", "validated", "suspect", "stale",
 					  "degraded" };
-static const char *const source_names[] = { "static_analysis", "llm", "developer", "usdt" };
+static const char *const source_names[] = { "static_analysis", "llm", "developer", "usdt",
+					     "runtime" };
 static const char *const returns_names[] = { "value", "void" };	/* PB_RET_VALUE.. */
 static const char *const gen_names[] = { "on_acquire", "counter" };
 /* enum pb_scope order */
@@ -411,7 +412,7 @@ static void build_provenance(struct mctx *c, const struct ynode *node, const cha
 			p->source = src;
 	} else {
 		mf_missing(c, &f, node->loc, path, "source",
-			   "(one of static_analysis, llm, developer, usdt)");
+			   "(one of static_analysis, llm, developer, usdt, runtime)");
 	}
 	if (f.val[PK_EVIDENCE])
 		mf_get_string(c, f.val[PK_EVIDENCE], path, "evidence", &p->evidence);

@@ -35,6 +35,11 @@ for sub in "manifest init" "manifest schema"; do
 		grep -q -- "$opt" "$DOC" || err "'probity $sub --help' shows $opt, $DOC does not"
 	done
 done
+grep -q "^### probity manifest rebind" "$DOC" || err "no '### probity manifest rebind' section in $DOC"
+"$P" manifest rebind --help >/dev/null 2>&1 || err "'probity manifest rebind --help' exited non-zero"
+for opt in $("$P" manifest rebind --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+	grep -q -- "$opt" "$DOC" || err "'probity manifest rebind --help' shows $opt, $DOC does not"
+done
 # global flags
 for opt in --json --pretty --verbose --help --version; do
 	"$P" --help | grep -q -- "$opt" || err "global --help lacks $opt"
