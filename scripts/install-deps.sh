@@ -22,7 +22,7 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 # other apt/dpkg runs (unattended upgrades, a parallel build): wait, do not fail
-apt-get() { command apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 
 . /etc/os-release
 codename="${VERSION_CODENAME:-}"
@@ -107,7 +107,7 @@ need_update=1
 apt_update() {
 	if [ "$need_update" -eq 1 ]; then
 		log "apt-get update"
-		apt-get update -qq
+		apt_get update -qq
 		need_update=0
 	fi
 }
@@ -120,7 +120,7 @@ done
 if [ -n "$missing" ]; then
 	apt_update
 	log "installing:$missing"
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt_get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
 have=$(dpkg-query -W -f='${Version}' libbpf-dev 2>/dev/null | sed 's/^1://; s/-.*//' || true)
@@ -131,13 +131,13 @@ else
 	if [ -n "$cand" ] && version_ge "$cand" 1.3; then
 		apt_update
 		log "installing libbpf-dev $cand, bpftool from the default suite"
-		apt-get install -y -qq --no-install-recommends $BPF_PKGS >/dev/null
+		apt_get install -y -qq --no-install-recommends $BPF_PKGS >/dev/null
 	else
 		enable_backports
 		need_update=1
 		apt_update
 		log "installing libbpf-dev, bpftool from ${codename}-backports"
-		apt-get install -y -qq --no-install-recommends -t "${codename}-backports" $BPF_PKGS >/dev/null
+		apt_get install -y -qq --no-install-recommends -t "${codename}-backports" $BPF_PKGS >/dev/null
 	fi
 fi
 
