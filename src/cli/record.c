@@ -38,6 +38,7 @@ static void record_help(FILE *out)
 		"Usage: %s [-j] record -m MANIFEST (--pid PID... | --all | --cgroup PATH |\n"
 		"              -- CMD [ARGS]...) [-o FILE] [-d SECONDS] [--events]\n"
 		"              [--binary PATH]... [--envelope FILE] [--max-instances N]\n"
+		"              [--rebind]\n"
 		"\n"
 		"Attach the resource-event engine to processes as the manifest's attach plan\n"
 		"says (refusing exactly as 'plan' does) and write a trace file for 'report'.\n"
@@ -66,6 +67,9 @@ static void record_help(FILE *out)
 		"      --interval MS    snapshot interval, 100..1000 ms (default %d)\n"
 		"      --envelope FILE  check the run against a distribution envelope from\n"
 		"                       'probity train'; leaving it is a warning only\n"
+		"      --rebind         on a build-id mismatch, re-resolve every site by name\n"
+		"                       on this build (as 'plan --rebind'); its descriptors\n"
+		"                       start 'degraded' and only clean evidence promotes them\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"With '-- CMD', CMD is started held until every probe is attached (no early\n"
@@ -135,7 +139,7 @@ static int check_args(int argc, char **argv, struct record_args *a)
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_CGROUP,
-	       OPT_MAX_INST };
+	       OPT_MAX_INST, OPT_REBIND };
 	static const struct option opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -149,6 +153,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "all", no_argument, NULL, 'a' },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "max-instances", required_argument, NULL, OPT_MAX_INST },
+		{ "rebind", no_argument, NULL, OPT_REBIND },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -205,6 +210,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			o->interval_ns = (uint64_t)v * 1000000ull;
 			break;
 		case OPT_ENVELOPE: o->envelope = optarg; break;
+		case OPT_REBIND: o->rebind = true; break;
 		case 'h': record_help(stdout); return 1;
 		default: record_help(stderr); return -EINVAL;
 		}

@@ -56,7 +56,8 @@ const char *pb_confidence_str(enum pb_confidence c)
 
 const char *pb_prov_source_str(enum pb_prov_source s)
 {
-	static const char *const t[] = { "static_analysis", "llm", "developer", "usdt" };
+	static const char *const t[] = { "static_analysis", "llm", "developer", "usdt",
+					 "runtime" };
 
 	return ENUM_STR(t, s);
 }

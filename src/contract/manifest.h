@@ -70,6 +70,7 @@ enum pb_prov_source {
 	PB_PROV_LLM,
 	PB_PROV_DEVELOPER,
 	PB_PROV_USDT,
+	PB_PROV_RUNTIME,	/* revalidated by runtime evidence (`manifest rebind --from-trace`) */
 };
 
 enum pb_returns {

@@ -75,7 +75,8 @@ void recorder__stop(struct recorder *r)
 static int build_plan(struct recorder *r)
 {
 	struct plan_opts po = { .binaries = (const char **)r->o.binaries,
-				.n_binaries = r->o.n_binaries, .pid = r->o.pid };
+				.n_binaries = r->o.n_binaries, .pid = r->o.pid,
+				.rebind = r->o.rebind };
 	int err;
 
 	r->diags = diags__new();

@@ -83,6 +83,8 @@ struct recorder_opts {
 	size_t ringbuf_bytes;		/* 0 = engine default */
 	bool events;			/* stream every event to the trace */
 	const char *envelope;		/* check against this envelope; NULL none */
+	bool rebind;			/* plan --rebind: a build-id mismatch re-resolves by
+					 * name; descriptors start degraded */
 
 	recorder_message_fn message;	/* NULL: pr_err / pr_warn */
 	void (*progress)(const struct recorder_progress *p, void *ctx);

@@ -284,6 +284,8 @@ struct trace_reader {
 	struct trace_proc *procs;	/* the last TRACE_CHUNK_PROCS read */
 	bool ended;
 	char *cut;
+	uint64_t unknown_chunks;	/* skipped: type not known to this reader */
+	uint32_t unknown_types[TRACE_UNKNOWN_TYPES_KEPT];
 };
 
 static int reader_start(struct trace_reader *r)
@@ -470,6 +472,26 @@ static void set_cut(struct trace_reader *r, const char *why)
 		r->cut = strdup(why);
 }
 
+/* the next record of the current records chunk: 1, or 0 when the chunk is
+ * used up (or malformed: then the reader is cut there) */
+static int next_in_chunk(struct trace_reader *r, struct trace_item *it)
+{
+	const struct pb_rec_hdr *h;
+
+	if (!r->chunk || r->chunk_off + sizeof(struct pb_rec_hdr) > r->chunk_len)
+		return 0;
+	h = (const void *)(r->chunk + r->chunk_off);
+	if (h->size < sizeof(*h) || (h->size & 7) || h->size > r->chunk_len - r->chunk_off) {
+		set_cut(r, "malformed record size inside a records chunk");
+		return 0;
+	}
+	r->chunk_off += h->size;
+	it->type = TRACE_ITEM_RECORD;
+	it->rec = h;
+	it->rec_len = h->size;
+	return 1;
+}
+
 int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 {
 	const void *buf;
@@ -479,21 +501,8 @@ int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 
 	memset(it, 0, sizeof(*it));
 	for (;;) {
-		if (r->chunk && r->chunk_off + sizeof(struct pb_rec_hdr) <= r->chunk_len) {
-			const struct pb_rec_hdr *h = (const void *)(r->chunk + r->chunk_off);
-
-			if (h->size < sizeof(*h) || (h->size & 7) ||
-			    h->size > r->chunk_len - r->chunk_off) {
-				set_cut(r, "malformed record size inside a records chunk");
-				r->chunk = NULL;
-				continue;
-			}
-			r->chunk_off += h->size;
-			it->type = TRACE_ITEM_RECORD;
-			it->rec = h;
-			it->rec_len = h->size;
+		if (next_in_chunk(r, it))
 			return 1;
-		}
 		r->chunk = NULL;
 		if (r->ended || !r->fr)
 			return 0;
@@ -547,10 +556,24 @@ int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 			r->ended = true;
 			it->type = TRACE_ITEM_END;
 			return 1;
-		default:
-			continue;	/* unknown chunk types are skipped */
+		default:	/* unknown chunk types are skipped, and counted */
+			if (r->unknown_chunks < TRACE_UNKNOWN_TYPES_KEPT)
+				r->unknown_types[r->unknown_chunks] = type;
+			r->unknown_chunks++;
+			continue;
 		}
 	}
+}
+
+uint64_t trace_reader__unknown_chunks(const struct trace_reader *r, const uint32_t **types,
+				      size_t *n_types)
+{
+	if (types)
+		*types = r->unknown_types;
+	if (n_types)
+		*n_types = r->unknown_chunks < TRACE_UNKNOWN_TYPES_KEPT ? r->unknown_chunks :
+			   TRACE_UNKNOWN_TYPES_KEPT;
+	return r->unknown_chunks;
 }
 
 bool trace_reader__ended_cleanly(const struct trace_reader *r)

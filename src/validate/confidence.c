@@ -22,6 +22,7 @@ struct desc_state {
 	uint64_t last_chk[PB_FX_SLOTS], last_fail[PB_FX_SLOTS], last_unj[PB_FX_SLOTS];
 	uint64_t base_chk[PB_FX_SLOTS], base_fail[PB_FX_SLOTS];
 	uint32_t high_run, viol_run, quiet_run;	/* consecutive windows */
+	struct confidence_evidence ev;		/* clean evidence (promotion) */
 	struct pb_rec_violation samples[CONFIDENCE_SAMPLES];
 	uint32_t n_samples;
 	int last_change;			/* index into changes, -1 none */
@@ -75,6 +76,7 @@ struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *init
 	c->o.recover_windows = 3;
 	c->o.min_checks = 20;
 	if (opts) {
+		c->o.promote_windows = opts->promote_windows;
 		if (opts->min_events)
 			c->o.min_events = opts->min_events;
 		if (opts->suspect_rate > 0)
@@ -91,6 +93,8 @@ struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *init
 		if (opts->min_checks)
 			c->o.min_checks = opts->min_checks;
 	}
+	if (!c->o.promote_windows)
+		c->o.promote_windows = c->o.recover_windows;
 	c->n_desc = n_desc;
 	c->d = calloc(n_desc ? n_desc : 1, sizeof(*c->d));
 	if (!c->d) {
@@ -149,6 +153,7 @@ struct window {
 	uint64_t ev;
 	uint64_t viol[PB_INV_SLOTS];	/* [PB_INV_PREDICTION_FAILED] unused: see chk/fail */
 	bool pred_judged;		/* enough checks: the prediction rate counts */
+	bool in_grace;			/* closed within the attach grace */
 	uint64_t chk, fail;		/* predictions in the window (all effects) */
 	uint64_t chk_fx[PB_FX_SLOTS], fail_fx[PB_FX_SLOTS];
 };
@@ -224,6 +229,50 @@ static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_c
 	return 1;
 }
 
+/* Count the window as clean evidence or not. A window is clean when it
+ * holds no invariant violation and no failed prediction (judged or still
+ * carried over), and closed after the attach grace (during it some
+ * violations are discounted, so it proves less). */
+static void count_evidence(struct desc_state *d, const struct window *w, uint64_t inv_total)
+{
+	struct confidence_evidence *ev = &d->ev;
+
+	ev->windows++;
+	if (inv_total || w->fail || w->in_grace) {
+		ev->clean_run = 0;
+		ev->run_events = ev->run_checked = 0;
+		if (inv_total || w->fail)
+			ev->promoted = false;	/* the evidence no longer holds */
+		return;
+	}
+	ev->clean_windows++;
+	ev->clean_run++;
+	ev->run_events += w->ev;
+	ev->run_checked += w->chk;
+}
+
+/* A degraded descriptor after promote_windows consecutive clean windows
+ * becomes validated. 1 on a promotion, 0 none, -errno. */
+static int promote(struct confidence *c, uint32_t di, uint64_t ts, const struct window *w)
+{
+	struct desc_state *d = &c->d[di];
+	struct confidence_evidence *ev = &d->ev;
+	char why[192];
+
+	if (d->state != PB_CONF_DEGRADED || ev->clean_run < c->o.promote_windows)
+		return 0;
+	snprintf(why, sizeof(why),
+		 "%u consecutive clean windows since the re-bind (%llu events, %llu predictions checked, none failed): promoted",
+		 ev->clean_run, (unsigned long long)ev->run_events,
+		 (unsigned long long)ev->run_checked);
+	ev->promoted = true;
+	ev->promoted_ts_ns = ts;
+	ev->promoted_windows = ev->clean_run;
+	ev->promoted_events = ev->run_events;
+	ev->promoted_checked = ev->run_checked;
+	return push_change(c, di, ts, PB_CONF_VALIDATED, -1, w, 0, 0, why);
+}
+
 /* Judge one closed window of descriptor di. Its rate is the larger of the
  * invariant violations per event and, when the window holds enough
  * checks, the failed predictions per checked prediction (a prediction may
@@ -257,6 +306,7 @@ static int judge(struct confidence *c, uint32_t di, uint64_t ts, const struct wi
 			top = w->fail;
 		}
 	}
+	count_evidence(d, w, inv_total);
 	if (d->state == PB_CONF_STALE)
 		return 0;	/* sticky */
 	if (rate >= c->o.stale_rate)
@@ -291,7 +341,7 @@ static int judge(struct confidence *c, uint32_t di, uint64_t ts, const struct wi
 			 d->quiet_run, 100 * c->o.suspect_rate, pb_confidence_str(d->initial));
 		return push_change(c, di, ts, d->initial, inv, w, total, top, why);
 	}
-	return 0;
+	return promote(c, di, ts, w);
 }
 
 int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
@@ -357,6 +407,7 @@ int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 			}
 		}
 		d->base_events = d->last_events;
+		w.in_grace = in_grace;
 		err = judge(c, (uint32_t)i, ts_ns, &w);
 		if (err < 0)
 			return err;
@@ -402,6 +453,22 @@ const char *confidence__reason(const struct confidence *c, uint32_t di)
 	if (!c || di >= c->n_desc || c->d[di].last_change < 0)
 		return NULL;
 	return c->changes[c->d[di].last_change].reason;
+}
+
+void confidence__evidence(const struct confidence *c, uint32_t di,
+			  struct confidence_evidence *ev)
+{
+	if (c && di < c->n_desc)
+		*ev = c->d[di].ev;
+	else
+		memset(ev, 0, sizeof(*ev));
+}
+
+void confidence__promotion_rule(const struct confidence *c, uint32_t *windows,
+				uint64_t *min_events)
+{
+	*windows = c ? c->o.promote_windows : 0;
+	*min_events = c ? c->o.min_events : 0;
 }
 
 const struct pb_rec_violation *confidence__samples(const struct confidence *c, uint32_t di,

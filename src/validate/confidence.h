@@ -12,9 +12,17 @@
  *   any --(rate >= stale_rate in stale_high_windows consecutive windows, or
  *          suspect_rate in stale_windows consecutive windows)--> stale
  *
- * stale is sticky for the run; nothing ever moves up to validated (a
- * candidate or degraded descriptor stays below it). Every change records
- * why. The controller never edits the manifest: what it concludes goes to
+ *   degraded --(promote_windows consecutive clean windows)--> validated
+ *
+ * stale is sticky for the run. Only a degraded descriptor (re-bound by
+ * name to another build: `--rebind`) moves up, and only on clean evidence:
+ * promote_windows consecutive closed windows (each >= min_events events,
+ * so >= promote_windows x min_events events) that closed after the attach
+ * grace, with no invariant violation and no failed cross-layer prediction
+ * (docs/validation.md, "Promotion"). A candidate stays a candidate (review
+ * or `train` promotes it). A promoted descriptor that goes suspect
+ * recovers to degraded, not validated: it earns promotion again. Every
+ * change records why. The controller never edits the manifest: what it concludes goes to
  * the trace and the report, the next descriptor version comes from review.
  */
 #ifndef PROBITY_CONFIDENCE_H
@@ -41,6 +49,24 @@ struct confidence_opts {
 	uint64_t min_checks;		/* cross-layer predictions: a window's failure rate
 					 * (failed / checked) counts once it holds at least this
 					 * many checks; fewer carry over (default 20) */
+	uint32_t promote_windows;	/* consecutive clean windows: degraded -> validated
+					 * (default: recover_windows, the evidence that lets
+					 * a suspect descriptor recover) */
+};
+
+/* The clean evidence behind a descriptor's state (confidence__evidence). */
+struct confidence_evidence {
+	uint64_t windows;		/* windows closed (judged) */
+	uint64_t clean_windows;		/* of which clean (no violation, no failed prediction,
+					 * after the grace) */
+	uint32_t clean_run;		/* the current run of consecutive clean windows */
+	uint64_t run_events;		/* events in that run */
+	uint64_t run_checked;		/* predictions checked in that run (none failed) */
+	bool promoted;			/* degraded -> validated happened (last change) */
+	uint64_t promoted_ts_ns;	/* snapshot time of the last promotion */
+	uint32_t promoted_windows;	/* the run that promoted it */
+	uint64_t promoted_events;
+	uint64_t promoted_checked;
 };
 
 /* record and report use this grace for an attach to a running process */
@@ -90,6 +116,12 @@ void confidence__predictions(const struct confidence *c, uint32_t descriptor, in
 			     uint64_t *checked, uint64_t *failed, uint64_t *unjudged);
 /* Why the descriptor is in its state: the last change's reason, or NULL. */
 const char *confidence__reason(const struct confidence *c, uint32_t descriptor);
+/* The clean evidence so far (zeroed for a bad descriptor). */
+void confidence__evidence(const struct confidence *c, uint32_t descriptor,
+			  struct confidence_evidence *ev);
+/* The promotion rule in force (promote_windows, min_events). */
+void confidence__promotion_rule(const struct confidence *c, uint32_t *windows,
+				uint64_t *min_events);
 /* The first violation samples kept for a descriptor (after the grace). */
 const struct pb_rec_violation *confidence__samples(const struct confidence *c,
 						   uint32_t descriptor, size_t *n);

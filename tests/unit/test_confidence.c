@@ -272,3 +272,139 @@ TEST(test_prediction_sample_quoted)
 	ASSERT_STRSTR(pb_invariant_str(PB_INV_PREDICTION_FAILED), "prediction_failed");
 	confidence__free(c);
 }
+
+/* ---- promotion of a re-bound (degraded) descriptor ---------------------- */
+
+TEST(test_degraded_promoted_by_clean_windows)
+{
+	enum pb_confidence init[ND] = { PB_CONF_DEGRADED, PB_CONF_CANDIDATE };
+	struct confidence *c = confidence__new(ND, init, NULL);
+	struct confidence_evidence ev;
+	const struct confidence_change *ch;
+	struct feed f = { 0 };
+	uint64_t min_ev;
+	uint32_t k;
+	size_t n;
+
+	confidence__promotion_rule(c, &k, &min_ev);
+	ASSERT_EQ(k, 3);	/* = recover_windows */
+	ASSERT_EQ(min_ev, 50);
+	/* 30 events: no window closes, no evidence */
+	ASSERT_EQ(step(c, &f, 0, 30, -1, 0), 0);
+	ASSERT_EQ(step(c, &f, 0, 30, -1, 0), 0);	/* 60: window 1 */
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);	/* window 2 */
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_DEGRADED);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 1);	/* window 3: promoted */
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	ASSERT_EQ(confidence__initial(c, 0), PB_CONF_DEGRADED);
+	ch = confidence__changes(c, &n);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(ch[0].from, PB_CONF_DEGRADED);
+	ASSERT_EQ(ch[0].to, PB_CONF_VALIDATED);
+	ASSERT_STRSTR(ch[0].reason, "3 consecutive clean windows since the re-bind (260 events");
+	confidence__evidence(c, 0, &ev);
+	ASSERT_TRUE(ev.promoted);
+	ASSERT_EQ(ev.promoted_windows, 3);
+	ASSERT_EQ(ev.promoted_events, 260);
+	ASSERT_EQ(ev.windows, 3);
+	/* a clean candidate is never promoted by the controller */
+	for (k = 0; k < 10; k++)
+		step(c, &f, 1, 1000, -1, 0);
+	ASSERT_EQ(confidence__state(c, 1), PB_CONF_CANDIDATE);
+	confidence__free(c);
+}
+
+TEST(test_promotion_needs_an_unbroken_clean_run)
+{
+	enum pb_confidence init[ND] = { PB_CONF_DEGRADED, PB_CONF_DEGRADED };
+	struct confidence *c = confidence__new(ND, init, NULL);
+	struct confidence_evidence ev;
+	struct feed f = { 0 };
+
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	/* one violation in 100 events: below suspect_rate, but not clean */
+	ASSERT_EQ(step(c, &f, 0, 100, PB_INV_DOUBLE_ACQUIRE, 1), 0);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_DEGRADED);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_DEGRADED);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 1);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	confidence__evidence(c, 0, &ev);
+	ASSERT_EQ(ev.windows, 6);
+	ASSERT_EQ(ev.clean_windows, 5);
+	/* one failed prediction (too few checks to judge a rate) also breaks it */
+	ASSERT_EQ(pstep(c, &f, 1, 100, PB_FX_BLOCK_IO, 0, 0, 0), 0);
+	ASSERT_EQ(pstep(c, &f, 1, 100, PB_FX_BLOCK_IO, 0, 0, 0), 0);
+	ASSERT_EQ(pstep(c, &f, 1, 100, PB_FX_BLOCK_IO, 2, 1, 0), 0);
+	ASSERT_EQ(pstep(c, &f, 1, 100, PB_FX_BLOCK_IO, 0, 0, 0), 0);
+	ASSERT_EQ(pstep(c, &f, 1, 100, PB_FX_BLOCK_IO, 0, 0, 0), 0);
+	ASSERT_EQ(confidence__state(c, 1), PB_CONF_DEGRADED);
+	confidence__free(c);
+}
+
+TEST(test_promoted_breaks_goes_suspect_and_back_to_degraded)
+{
+	enum pb_confidence init[ND] = { PB_CONF_DEGRADED, PB_CONF_DEGRADED };
+	struct confidence *c = confidence__new(ND, init, NULL);
+	struct confidence_evidence ev;
+	struct feed f = { 0 };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		step(c, &f, 0, 100, -1, 0);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	ASSERT_EQ(step(c, &f, 0, 100, PB_INV_RELEASE_NOT_ACTIVE, 10), 1);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_SUSPECT);
+	confidence__evidence(c, 0, &ev);
+	ASSERT_FALSE(ev.promoted);
+	/* three quiet windows: back to degraded (not validated) */
+	for (i = 0; i < 3; i++)
+		step(c, &f, 0, 100, -1, 0);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_DEGRADED);
+	/* and promotion needs a fresh run: the 3 quiet windows are that run */
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 1);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	/* a semantically broken descriptor (every event a violation) goes
+	 * stale and is never promoted */
+	for (i = 0; i < 10; i++)
+		step(c, &f, 1, 100, PB_INV_DOUBLE_ACQUIRE, 100);
+	ASSERT_EQ(confidence__state(c, 1), PB_CONF_STALE);
+	for (i = 0; i < 10; i++)
+		step(c, &f, 1, 100, -1, 0);
+	ASSERT_EQ(confidence__state(c, 1), PB_CONF_STALE);
+	confidence__free(c);
+}
+
+TEST(test_windows_in_the_grace_do_not_promote)
+{
+	enum pb_confidence init[ND] = { PB_CONF_DEGRADED, PB_CONF_DEGRADED };
+	struct confidence_opts o = { .grace_ns = 1000000000ull };
+	struct confidence *c = confidence__new(ND, init, &o);
+	struct confidence_evidence ev;
+	struct feed f = { 0 };
+	int i;
+
+	/* snapshots every 250 ms: the first 4 close inside the grace */
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_DEGRADED);
+	confidence__evidence(c, 0, &ev);
+	ASSERT_EQ(ev.windows, 4);
+	ASSERT_EQ(ev.clean_windows, 0);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 1);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	/* promote_windows is an option */
+	confidence__free(c);
+	o.grace_ns = 0;
+	o.promote_windows = 5;
+	c = confidence__new(ND, init, &o);
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 0);
+	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 1);
+	confidence__free(c);
+}
