@@ -399,6 +399,14 @@ static int take_snapshot(struct recorder *r)
 	s.engine = r->snap.engine;
 	if (trace_writer__snapshot(r->w, &s))
 		r->write_errors++;
+	{
+		int64_t live = 0;
+
+		for (uint32_t i = 0; i < s.n_res; i++)
+			live += s.res[i].live_instances;
+		if (live > r->peak_live)
+			r->peak_live = live;
+	}
 	if (recorder_procs_update(r, false))
 		r->write_errors++;
 	judge_snapshot(r);

@@ -136,6 +136,7 @@ struct recorder_result {
 	uint64_t exit_ended;		/* instances ended by their process's exit */
 	uint64_t exit_outlived;		/* shared ones outliving their process */
 	uint64_t max_instances;		/* instance-map entries */
+	uint64_t peak_live;		/* most live instances seen in a snapshot */
 	uint64_t instance_map_bytes;	/* its locked memory */
 	uint64_t maps_bytes;		/* all the engine's maps */
 };

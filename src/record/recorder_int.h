@@ -35,6 +35,7 @@ struct recorder {
 	uint64_t write_errors;
 	struct engine_snapshot snap;
 	uint64_t prev_events, prev_ns;	/* progress rate */
+	int64_t peak_live;		/* most live instances in a snapshot */
 	struct recorder_result res;	/* filled at the end of a run */
 	struct recorder_confidence *changed;
 	/* processes (procs.c) */

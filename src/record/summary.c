@@ -90,6 +90,7 @@ int recorder_fill_result(struct recorder *r, enum trace_stop_reason why)
 		res->exit_outlived += r->snap.res[i].exit_outlived;
 	}
 	res->max_instances = r->mem.max_instances;
+	res->peak_live = r->peak_live > 0 ? (uint64_t)r->peak_live : 0;
 	res->instance_map_bytes = r->mem.instance_bytes;
 	res->maps_bytes = r->mem.maps_bytes;
 	return fill_confidence(r);
@@ -140,8 +141,9 @@ static json_t *procs_json(const struct recorder_result *res)
 /* instance-map size and the memory the kernel charges for the maps */
 static json_t *memory_json(const struct recorder_result *res)
 {
-	return json_pack("{s:I, s:I, s:f, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:f, s:I}",
 		"max_instances", (json_int_t)res->max_instances,
+		"peak_live_instances", (json_int_t)res->peak_live,
 		"instance_map_bytes", (json_int_t)res->instance_map_bytes,
 		"bytes_per_instance", res->max_instances ?
 			(double)res->instance_map_bytes / (double)res->max_instances : 0.0,
@@ -231,9 +233,18 @@ void recorder__summary_print(const struct recorder *r, FILE *out)
 	const struct recorder_result *res = &r->res;
 	size_t i;
 
-	fprintf(out, "recorded %llu events in %.2f s from pid %d (stopped by %s): %llu records, "
+	char from[48];
+	size_t k, np = 0;
+
+	for (k = 0; k < res->n_procs; k++)
+		np += res->procs[k].pid == res->procs[k].tid;
+	if (res->pid && np <= 1)
+		snprintf(from, sizeof(from), "pid %d", res->pid);
+	else
+		snprintf(from, sizeof(from), "%zu process%s", np, np == 1 ? "" : "es");
+	fprintf(out, "recorded %llu events in %.2f s from %s (stopped by %s): %llu records, "
 		"%llu snapshots, %llu drops -> %s\n",
-		(unsigned long long)res->events, (double)res->duration_ns / 1e9, res->pid,
+		(unsigned long long)res->events, (double)res->duration_ns / 1e9, from,
 		stop_str(res->stopped_by), (unsigned long long)res->records,
 		(unsigned long long)res->snapshots, (unsigned long long)res->engine.ringbuf_drops,
 		r->o.output);

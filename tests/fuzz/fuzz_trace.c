@@ -3,7 +3,8 @@
  * (src/trace/trace.c over common/framing.c): any bytes as a trace file
  * must open or fail cleanly, and every item must iterate without reading
  * outside what the reader returned. Seeds: tests/fuzz/corpus/fuzz_trace
- * (a clean trace, a cut one, records with bad sizes). */
+ * (a clean trace, a cut one, records with bad sizes, a multi-process
+ * trace with its process table). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					sink += (uint64_t)it.snap.res[i].live_instances;
 			} else if (it.type == TRACE_ITEM_NOTE) {
 				sink += strlen(it.note);
+			} else if (it.type == TRACE_ITEM_PROCS) {
+				for (i = 0; i < it.n_procs; i++)
+					sink += it.procs[i].pid + strlen(it.procs[i].comm);
 			}
 		}
 		trace_reader__ended_cleanly(r);
