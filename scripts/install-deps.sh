@@ -29,6 +29,9 @@ BASE_PKGS="make gcc clang llvm lld pkg-config libelf-dev zlib1g-dev libzstd-dev 
 libyaml-dev libjansson-dev libcapstone-dev libssl-dev libclang-rt-14-dev \
 iproute2 binutils file linux-perf procps systemtap-sdt-dev python3"
 BPF_PKGS="libbpf-dev bpftool"
+# the real-server test and bench (tests/cli/postgres.sh, bench/real/postgres.sh):
+# the server, pgbench, and bpftrace (the independent USDT counter)
+BASE_PKGS="$BASE_PKGS postgresql-15 postgresql-contrib bpftrace"
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2
 libbpf_candidate() {
@@ -98,6 +101,26 @@ enable_backports() {
 	} >"$bp"
 }
 
+# deb-src lines for "$codename", derived from the configured deb sources the
+# same way as backports (no mirror host hard-coded): `apt-get source
+# postgresql-15` reads the server's source to give manifests provenance.
+enable_deb_src() {
+	ds="/etc/apt/sources.list.d/probity-deb-src.sources"
+	[ -f "$ds" ] && return 0
+	uris=$(bookworm_uris | tr ' ' '\n' | grep -v -- '-security' | grep -v '^$' | sort -u | tr '\n' ' ')
+	[ -n "$uris" ] || { log "no apt source for '$codename' to derive deb-src from"; return 1; }
+	key=$(bookworm_keyring || true)
+	log "enabling deb-src for $codename from: $uris"
+	{
+		echo "# added by probity scripts/install-deps.sh (apt-get source postgresql-15)"
+		echo "Types: deb-src"
+		echo "URIs: $uris"
+		echo "Suites: ${codename}"
+		echo "Components: main"
+		if [ -n "$key" ]; then echo "Signed-By: $key"; fi
+	} >"$ds"
+}
+
 need_update=1
 apt_update() {
 	if [ "$need_update" -eq 1 ]; then
@@ -106,6 +129,10 @@ apt_update() {
 		need_update=0
 	fi
 }
+
+# PROBITY_DEB_SRC=1: also enable deb-src (docs/servers.md: reading the
+# server's source for manifest provenance)
+if [ "${PROBITY_DEB_SRC:-0}" = 1 ]; then enable_deb_src && need_update=1; fi
 
 missing=""
 for p in $BASE_PKGS; do
