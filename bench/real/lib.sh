@@ -100,10 +100,12 @@ pg_usdt_bt() {
 }
 
 # bt_start PROGRAM OUT: run bpftrace -f json PROGRAM > OUT in the
-# background (BT_PID), registered for cleanup; returns once its probes are
+# background (BT_PID; extra options in BT_ARGS, e.g. -p PID), registered
+# for cleanup; returns once its probes are
 # attached (1 if it fails or takes over 60 s)
 bt_start() {
-	bpftrace -f json "$1" >"$2" 2>"$2.err" &
+	# shellcheck disable=SC2086
+	bpftrace -f json ${BT_ARGS:-} "$1" >"$2" 2>"$2.err" &
 	BT_PID=$!
 	real_on_exit "kill -INT $BT_PID"
 	i=0
@@ -132,12 +134,14 @@ pg_wait_backends() {
 # pg_session DIR PORT FD NAME: a psql session (application_name NAME)
 # that reads SQL from file descriptor FD (write to it with pg_send), so
 # its backend exists, idle, before the tracers attach and works only when
-# told. PG_SESSION_PID = its backend's pid. Closed (and so ended) at exit.
+# told. PG_SESSION_PID = its backend's pid, PG_SESSION_PSQL its client's
+# (it exits after pg_send FD '\q'). Killed at exit.
 pg_session() {
 	mkfifo "$1/$4.in" && chown postgres "$1/$4.in"
 	real_as postgres "$PG_BIN/psql" -X -q -At \
 		"host=$1 port=$2 dbname=postgres application_name=$4" \
 		<"$1/$4.in" >"$1/$4.out" 2>&1 &
+	PG_SESSION_PSQL=$!
 	real_on_exit "kill $!"
 	eval "exec $3>\"\$1/\$4.in\""
 	i=0 PG_SESSION_PID=""
