@@ -83,18 +83,20 @@ pg_bench() {
 	real_as postgres "$PG_BIN/pgbench" -h "$d" -p "$p" "$@" postgres
 }
 
-# pg_usdt_bt FILE [PID]: write a bpftrace program to FILE that counts
-# PostgreSQL's own USDT probes per process (all processes of the binary,
-# or only PID): the ground truth the shipped manifests are checked
-# against. Printed at exit as JSON maps (bpftrace -f json), one per probe.
+# pg_usdt_bt FILE [PID [PROBE...]]: write a bpftrace program to FILE that
+# counts PostgreSQL's own USDT probes (PROBEs, default PG_USDT_PROBES) per
+# process (all processes of the binary, or only PID when not empty): the
+# ground truth the shipped manifests are checked against. Printed at exit
+# as JSON maps (bpftrace -f json), one per probe.
 PG_USDT_PROBES="lwlock__acquire lwlock__condacquire lwlock__condacquire__fail
 lwlock__acquire__or__wait lwlock__release lwlock__wait__start lock__wait__start
 buffer__read__done"
 pg_usdt_bt() {
-	f=$1 filt=""
+	f=$1 filt="" probes=$PG_USDT_PROBES
 	[ -n "${2:-}" ] && filt="/pid == $2/ "
+	[ $# -gt 2 ] && { shift 2; probes=$*; }
 	: >"$f"
-	for u in $PG_USDT_PROBES; do
+	for u in $probes; do
 		echo "usdt:$PG_BIN/postgres:postgresql:$u $filt{ @$u[pid] = count(); }" >>"$f"
 	done
 }

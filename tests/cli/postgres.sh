@@ -38,15 +38,17 @@ if [ -n "$missing" ]; then
 	echo "skip: missing $missing (scripts/install-deps.sh installs them)"; exit 77
 fi
 
+T0=$(date +%s)
+phase() { echo "[$(($(date +%s) - T0)) s] $*"; }
 trap real_cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM
 real_tmpdir postgres; W=$REAL_DIR
 PORT=$(real_free_port)
 pg_start "$W" "$PORT" || { echo "FAIL: cannot start a throwaway cluster"; exit 1; }
 PM=$PG_PID
-pg_bench "$W" "$PORT" -i -s 1 -q >"$W/init.log" 2>&1 || { cat "$W/init.log"; exit 1; }
+pg_bench "$W" "$PORT" -i -s 1 -I dtgp -q >"$W/init.log" 2>&1 || { cat "$W/init.log"; exit 1; }
 ALL=0
 "$P" record --help 2>&1 | grep -q -- '--all' && ALL=1
-echo "cluster: postmaster $PM, 127.0.0.1:$PORT, $W; record --all: $ALL"
+phase "cluster: postmaster $PM, 127.0.0.1:$PORT, $W; record --all: $ALL"
 
 # rec_start NAME ARGS...: probity record ARGS -o $W/NAME.trace in the
 # background (REC_PID); returns once it has attached (its trace exists)
@@ -65,8 +67,10 @@ rec_start() {
 rec_stop() { kill -INT "$REC_PID" 2>/dev/null; wait "$REC_PID"; }
 
 # 1. counts against the USDT probes
+PROBES="lwlock__acquire lwlock__condacquire lwlock__release"
+phase "counts"
 if [ $ALL -eq 1 ]; then
-	pg_usdt_bt "$W/count.bt"
+	pg_usdt_bt "$W/count.bt" "" $PROBES
 	bt_start "$W/count.bt" "$W/count.bt.json" || { echo "FAIL: bpftrace did not attach"; exit 1; }
 	rec_start count -m "$M/lwlock.yaml" --all
 	pg_bench "$W" "$PORT" -n -S -c 4 -j 2 -T 2 >"$W/count.pgbench" 2>&1 || err "pgbench failed"
@@ -74,7 +78,7 @@ if [ $ALL -eq 1 ]; then
 else
 	pg_session "$W" "$PORT" 4 count || { echo "FAIL: no session"; exit 1; }
 	BP=$PG_SESSION_PID
-	pg_usdt_bt "$W/count.bt" "$BP"
+	pg_usdt_bt "$W/count.bt" "$BP" $PROBES
 	bt_start "$W/count.bt" "$W/count.bt.json" || { echo "FAIL: bpftrace did not attach"; exit 1; }
 	rec_start count -m "$M/lwlock.yaml" --pid "$BP"
 	pg_send 4 "DO \$\$ BEGIN FOR i IN 1..3000 LOOP PERFORM abalance FROM pgbench_accounts WHERE aid = (i * 7919) % 100000 + 1; END LOOP; END \$\$;"
@@ -118,6 +122,7 @@ report() {
 }
 
 # 2. healthy pgbench: no finding above HEALTHY_MAX
+phase "healthy"
 if [ $ALL -eq 1 ]; then
 	rec_start healthy -m "$M/lock.yaml" --all --events
 	pg_bench "$W" "$PORT" -n -S -c 4 -j 2 -T 2 >"$W/healthy.pgbench" 2>&1 || err "pgbench failed"
@@ -140,6 +145,7 @@ sys.exit(1 if over else 0)
 EOF
 
 # 3. planted: a session holds advisory lock 42 while clients queue on it
+phase "planted"
 cat >"$W/adv.sql" <<'EOF'
 SELECT pg_advisory_lock(42);
 SELECT pg_advisory_unlock(42);
@@ -205,4 +211,5 @@ if [ $ALL -eq 1 ]; then
 else
 	echo "note: record --all not in this build: counts, healthy and planted ran on single backends; the --pid <postmaster> hint is not checked"
 fi
+phase "done"
 exit $fail
