@@ -15,8 +15,7 @@
 #     Per pair (descriptor, probe marking the same point): both counts,
 #     precision = matched / probity, recall = matched / USDT (matched =
 #     the smaller), per-process USDT totals. Manifests are recorded one
-#     at a time (two engines probing LockBuffer -> LWLockAcquire tail
-#     calls at once lose returns; docs/servers.md).
+#     at a time (each count is then one engine's alone).
 #  2. Overhead. ROUNDS interleaved rounds of pgbench -S (-T TPS_S):
 #     alone, under `record --all -m lwlock.yaml`, under a hand-written
 #     bpftrace script on the same sites (bench/real/postgres-lwlock.bt).
