@@ -100,6 +100,7 @@ for m in lwlock buffer lock; do
 	fi
 	bt_stop
 	"$P" -j health "$W/c_$m.trace" >"$W/c_$m.health"
+	"$P" -j report "$W/c_$m.trace" >"$W/c_$m.report" 2>/dev/null || true
 done
 
 # 2. overhead: none / probity / bpftrace, interleaved

@@ -82,6 +82,22 @@ def counts(w):
     return rows, per_process
 
 
+def healthy_findings(w):
+    """the top findings of each count run (a healthy pgbench run)"""
+    out = {}
+    for m in ("lwlock", "buffer", "lock"):
+        try:
+            r = json.load(open(f"{w}/c_{m}.report"))
+        except (FileNotFoundError, ValueError):
+            out[m] = None
+            continue
+        out[m] = {"findings": len(r["findings"]),
+                  "max_severity": max((f["severity"] for f in r["findings"]), default=0),
+                  "top": [{"kind": f["kind"], "resource": f["resource"], "severity": round(f["severity"], 1),
+                           "summary": f["summary"]} for f in r["findings"][:3]]}
+    return out
+
+
 def rate(w, name, all_mode):
     try:
         text = open(f"{w}/{name}.out").read()
@@ -132,7 +148,8 @@ def main():
                         % (rounds, tps_s, clients) if all_mode else
                         "%d interleaved rounds of none / record --pid / bpftrace (pid filter), %d lookups each; medians" % (rounds, lookups),
         },
-        "counts": rows, "usdt_per_process": per_process, "overhead": ov, "summary": summary,
+        "counts": rows, "usdt_per_process": per_process, "healthy_run_findings": healthy_findings(w),
+        "overhead": ov, "summary": summary,
     }
     json.dump(doc, sys.stdout, indent=1)
     print()
