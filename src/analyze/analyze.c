@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analyze_int.h"
+#include "trace/trace.h"
 #include "common/array.h"
 
 #define DEF_LONG_HOLD_NS	(50ull * 1000 * 1000)
@@ -229,9 +230,42 @@ static int life_hash_grow(struct analysis *a)
 	return 0;
 }
 
-/* the lifetime (res, instance, generation), created when `create` */
+void analysis__set_procs(struct analysis *a, const struct trace_proc *p, size_t n)
+{
+	a->procs = p;
+	a->n_procs = n;
+}
+
+const char *an_who(const struct analysis *a, uint32_t tid, char *buf, size_t sz)
+{
+	const struct trace_proc *t = NULL, *proc = NULL;
+	size_t i;
+
+	buf[0] = 0;
+	for (i = 0; i < a->n_procs; i++)
+		if (a->procs[i].tid == tid)
+			t = &a->procs[i];
+	if (!t)
+		return buf;
+	for (i = 0; i < a->n_procs; i++)
+		if (a->procs[i].pid == t->pid && a->procs[i].tid == t->pid)
+			proc = &a->procs[i];
+	snprintf(buf, sz, " (%s, pid %u)", t->comm[0] ? t->comm : proc && proc->comm[0] ?
+		 proc->comm : "?", t->pid);
+	return buf;
+}
+
+/* the process that names an instance of res: the event's (scope: process,
+ * the default) or none (scope: shared) -- docs/manifest.md, SCOPE */
+static uint32_t scope_pid(const struct analysis *a, uint16_t res, uint32_t pid)
+{
+	return res < a->m->n_resources && a->m->resources[res].scope == PB_SCOPE_SHARED ? 0 : pid;
+}
+
+/* the lifetime (res, instance, generation) of process spid, created when
+ * `create` */
 static struct an_life *life_get(struct analysis *a, uint16_t res, uint64_t inst, uint64_t gen,
-				bool create)
+				uint32_t spid, bool create)
 {
 	size_t j;
 
@@ -240,7 +274,8 @@ static struct an_life *life_get(struct analysis *a, uint16_t res, uint64_t inst,
 		while (a->life_hash[j]) {
 			struct an_life *l = AN_AT(&a->lives, struct an_life, a->life_hash[j] - 1);
 
-			if (l->resource == res && l->instance == inst && l->generation == gen)
+			if (l->resource == res && l->instance == inst && l->generation == gen &&
+			    l->spid == spid)
 				return l;
 			j = (j + 1) & (a->life_hash_cap - 1);
 		}
@@ -253,7 +288,8 @@ static struct an_life *life_get(struct analysis *a, uint16_t res, uint64_t inst,
 	if ((a->lives.n + 1) * 2 > a->life_hash_cap && life_hash_grow(a))
 		return NULL;
 	{
-		struct an_life l = { .instance = inst, .generation = gen, .resource = res };
+		struct an_life l = { .instance = inst, .generation = gen, .resource = res,
+				     .spid = spid };
 
 		if (an_vec_push(&a->lives, &l, a->o.max_items, &a->c.truncated))
 			return NULL;
@@ -307,7 +343,8 @@ static void add_acquire(struct analysis *a, const struct pb_rec_resource *r)
 
 	if (r->flags & PB_RF_STATE_FULL)
 		return;
-	l = life_get(a, r->resource, r->instance, r->generation, true);
+	l = life_get(a, r->resource, r->instance, r->generation,
+		     scope_pid(a, r->resource, r->hdr.pid), true);
 	if (!l)
 		return;
 	if (!l->acquires) {
@@ -328,7 +365,8 @@ static int add_use(struct analysis *a, const struct pb_rec_resource *r)
 {
 	struct an_point p = { .ts = r->hdr.ts_ns, .a = r->instance, .b = r->generation,
 			      .pid = r->hdr.pid, .tid = r->hdr.tid, .extra = r->descriptor };
-	struct an_life *l = life_get(a, r->resource, r->instance, r->generation, false);
+	struct an_life *l = life_get(a, r->resource, r->instance, r->generation,
+				     scope_pid(a, r->resource, r->hdr.pid), false);
 
 	if (l && l->open) {
 		l->uses++;
@@ -346,7 +384,8 @@ static int add_release(struct analysis *a, struct pb_desc_stats *ds,
 {
 	uint64_t ts = r->hdr.ts_ns, start = 0;
 	struct an_point p = { .ts = ts, .a = r->resource, .pid = r->hdr.pid, .tid = r->hdr.tid };
-	struct an_life *l = life_get(a, r->resource, r->instance, r->generation, false);
+	struct an_life *l = life_get(a, r->resource, r->instance, r->generation,
+				     scope_pid(a, r->resource, r->hdr.pid), false);
 	int err = 0;
 
 	if (l && l->open) {
@@ -458,7 +497,26 @@ static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t 
 	return 0;
 }
 
-/* the OS records: off-CPU intervals, wakeups, block I/O, faults */
+/* A process exited: its open lifetimes of scope: process end with it
+ * (not leaks: docs/record.md "Many processes"); shared ones stay open. */
+static void end_process_lives(struct analysis *a, uint32_t pid, uint64_t ts)
+{
+	size_t i;
+
+	for (i = 0; i < a->lives.n; i++) {
+		struct an_life *l = AN_AT(&a->lives, struct an_life, i);
+
+		if (!l->open || !l->spid || l->spid != pid)
+			continue;
+		l->open = false;
+		l->pins = 0;
+		l->t_close = ts;
+		l->closes++;
+		a->lives_ended_by_exit++;
+	}
+}
+
+/* the OS records: off-CPU intervals, wakeups, block I/O, faults, exits */
 static int add_os_rec(struct analysis *a, const union an_rec *u)
 {
 	struct an_point p = { .ts = u->h.ts_ns, .pid = u->h.pid, .tid = u->h.tid };
@@ -484,7 +542,11 @@ static int add_os_rec(struct analysis *a, const union an_rec *u)
 		return 0;
 	case PB_REC_FAULT:
 		return an_vec_push(&a->faults, &p, a->o.max_items, &a->c.truncated);
-	default:	/* PB_REC_EXIT, PB_REC_VIOLATION: counted only */
+	case PB_REC_EXIT:
+		if (u->e.group_dead)
+			end_process_lives(a, p.pid, p.ts);
+		return 0;
+	default:	/* PB_REC_VIOLATION: counted only */
 		return 0;
 	}
 }

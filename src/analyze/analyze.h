@@ -109,6 +109,12 @@ int analysis__add_snapshot(struct analysis *a, uint64_t ts_ns,
  * window seen in records and snapshots. */
 void analysis__set_window(struct analysis *a, uint64_t start_ns, uint64_t end_ns);
 
+/* The processes and threads recorded (trace TRACE_CHUNK_PROCS; borrowed:
+ * must outlive the analysis), so findings name a holder "tid 123
+ * (postgres, pid 120)". Optional. */
+struct trace_proc;
+void analysis__set_procs(struct analysis *a, const struct trace_proc *p, size_t n);
+
 /* Override a descriptor's confidence (default: the manifest's). */
 int analysis__set_confidence(struct analysis *a, uint32_t descriptor, enum pb_confidence c);
 

@@ -44,6 +44,8 @@ struct an_life {
 	uint64_t closes;			/* open periods closed */
 	uint16_t resource;
 	bool open;
+	uint32_t spid;				/* process of a scope: process
+						 * instance (key), 0 for scope: shared */
 };
 
 struct an_vec {
@@ -87,6 +89,9 @@ struct analysis {
 	size_t life_hash_cap;
 	uint64_t *use_unmatched, *release_unmatched;	/* per resource */
 	uint64_t res_state_full_rec;
+	uint64_t lives_ended_by_exit;	/* open lifetimes closed by their process's exit */
+	const struct trace_proc *procs;	/* names (analysis__set_procs), borrowed */
+	size_t n_procs;
 
 	bool finished;
 	struct finding *findings;
@@ -94,6 +99,8 @@ struct analysis {
 };
 
 void an_fmt_ns(char *buf, size_t sz, double ns);
+/* " (NAME, pid P)" for thread tid when the trace names it, else "" */
+const char *an_who(const struct analysis *a, uint32_t tid, char *buf, size_t sz);
 unsigned an_hist_bucket(uint64_t ns);	/* log2 bucket of a duration */
 int an_vec_push(struct an_vec *v, const void *elem, size_t max, uint64_t *truncated);
 #define AN_AT(vec, type, i) (&((type *)(vec)->v)[i])

@@ -280,7 +280,7 @@ static void contention_causes(const struct analysis *a, struct finding *f, size_
 			      double explained)
 {
 	const char *name = a->m->resources[r].name;
-	char t1[32];
+	char t1[32], who[64];
 	size_t i;
 
 	if (share_known)
@@ -303,8 +303,8 @@ static void contention_causes(const struct analysis *a, struct finding *f, size_
 	for (i = 0; i < e->n_holders && i < 3; i++) {
 		an_fmt_ns(t1, sizeof(t1), (double)e->holders[i].ns);
 		ev_add(f, "holder_tid", e->holders[i].tid, "tid",
-		       "holder during waits: tid %u held an instance for %s of others' wait time",
-		       e->holders[i].tid, t1);
+		       "holder during waits: tid %u%s held an instance for %s of others' wait time",
+		       e->holders[i].tid, an_who(a, e->holders[i].tid, who, sizeof(who)), t1);
 	}
 	if (explained > 0) {
 		an_fmt_ns(t1, sizeof(t1), explained);
@@ -357,7 +357,7 @@ void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double
 	const char *name = a->m->resources[r].name;
 	uint64_t n = from_events ? e->long_n : e->long_n_agg;
 	double lns = from_events ? (double)e->long_ns : e->long_ns_agg;
-	char t1[32], t2[32], t3[32];
+	char t1[32], t2[32], t3[32], who[64];
 	struct finding *f;
 	size_t i;
 
@@ -390,8 +390,8 @@ void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double
 	       t2);
 	for (i = 0; from_events && i < e->n_holders && i < 3; i++) {
 		an_fmt_ns(t1, sizeof(t1), (double)e->holders[i].ns);
-		ev_add(f, "holder_tid", e->holders[i].tid, "tid", "tid %u held it during %s of others' waits",
-		       e->holders[i].tid, t1);
+		ev_add(f, "holder_tid", e->holders[i].tid, "tid", "tid %u%s held it during %s of others' waits",
+		       e->holders[i].tid, an_who(a, e->holders[i].tid, who, sizeof(who)), t1);
 	}
 	if (from_events && (e->io_holding || e->faults_holding))
 		ev_add(f, "io_while_holding", (double)e->io_holding, "I/Os",
@@ -475,6 +475,7 @@ static void leak_lifetimes(const struct analysis *a, struct finding *f, size_t r
 {
 	const struct an_life *l = a->lives.v;
 	size_t i, shown = 0;
+	char who[64];
 
 	ev_add(f, "stuck_lifetimes", (double)e->stuck_lives, "generations",
 	       "%llu generations never released (%llu holds still open), of %llu seen",
@@ -489,9 +490,9 @@ static void leak_lifetimes(const struct analysis *a, struct finding *f, size_t r
 		    a->c.last_ts - l[i].t_open < a->o.leak_age_ns)
 			continue;
 		ev_add(f, "stuck_instance", (double)l[i].instance, "instance",
-		       "never released: instance 0x%llx generation %llu, %u holds, first acquired by tid %u",
+		       "never released: instance 0x%llx generation %llu, %u holds, first acquired by tid %u%s",
 		       (unsigned long long)l[i].instance, (unsigned long long)l[i].generation,
-		       l[i].pins, l[i].tid);
+		       l[i].pins, l[i].tid, an_who(a, l[i].tid, who, sizeof(who)));
 		shown++;
 	}
 }

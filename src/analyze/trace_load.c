@@ -40,6 +40,15 @@ static int load_items(struct loaded_trace *lt)
 				lt->notes_dropped++;
 			}
 			break;
+		case TRACE_ITEM_PROCS:
+			free(lt->procs);
+			lt->n_procs = 0;
+			lt->procs = malloc((it.n_procs + 1) * sizeof(*lt->procs));
+			if (!lt->procs)
+				return -ENOMEM;
+			memcpy(lt->procs, it.procs, it.n_procs * sizeof(*lt->procs));
+			lt->n_procs = it.n_procs;
+			break;
 		case TRACE_ITEM_END:
 			lt->ended = true;
 			lt->end = it.end;
@@ -161,6 +170,7 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		analysis__add_snapshot(lt->analysis, lt->end.end_mono_ns, NULL, 0, NULL, 0, &eng);
 	}
 	analysis__set_window(lt->analysis, lt->header.start_mono_ns, lt->ended ? lt->end.end_mono_ns : 0);
+	analysis__set_procs(lt->analysis, lt->procs, lt->n_procs);
 	err = analysis__finish(lt->analysis);
 	if (err < 0) {
 		snprintf(lt->error, sizeof(lt->error), "analysis: %s", strerror(-err));
@@ -180,7 +190,30 @@ void loaded_trace__free(struct loaded_trace *lt)
 	manifest__free(lt->manifest);
 	trace_reader__free(lt->reader);
 	free(lt->cut_reason);
+	free(lt->procs);
 	for (i = 0; i < lt->n_notes; i++)
 		free(lt->notes[i]);
 	memset(lt, 0, sizeof(*lt));
+}
+
+const struct trace_proc *loaded_trace__proc(const struct loaded_trace *lt, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; lt && i < lt->n_procs; i++)
+		if (lt->procs[i].pid == pid && lt->procs[i].tid == pid)
+			return &lt->procs[i];
+	return NULL;
+}
+
+const char *loaded_trace__comm(const struct loaded_trace *lt, uint32_t pid, uint32_t tid)
+{
+	const struct trace_proc *p;
+	size_t i;
+
+	for (i = 0; lt && i < lt->n_procs; i++)
+		if (lt->procs[i].pid == pid && lt->procs[i].tid == tid && lt->procs[i].comm[0])
+			return lt->procs[i].comm;
+	p = loaded_trace__proc(lt, pid);
+	return p && p->comm[0] ? p->comm : NULL;
 }

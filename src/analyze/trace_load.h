@@ -36,6 +36,10 @@ struct loaded_trace {
 	char *notes[TRACE_LOAD_MAX_NOTES];
 	size_t n_notes, notes_dropped;
 	char error[256];		/* on failure: what was wrong */
+	/* processes and threads recorded (TRACE_CHUNK_PROCS, the last table
+	 * in the file); none in traces before it existed */
+	struct trace_proc *procs;
+	size_t n_procs;
 };
 
 /* Load path and finish the analysis. 0, or -errno with lt->error set:
@@ -45,5 +49,12 @@ struct loaded_trace {
 int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		       const struct analysis_opts *opts);
 void loaded_trace__free(struct loaded_trace *lt);
+
+/* The name (comm) of thread tid of process pid: the thread's own when
+ * recorded, else its process's; NULL when the trace does not name it
+ * (older traces, threads that came and went between snapshots). */
+const char *loaded_trace__comm(const struct loaded_trace *lt, uint32_t pid, uint32_t tid);
+/* The recorded entry of process pid (tid == pid), or NULL. */
+const struct trace_proc *loaded_trace__proc(const struct loaded_trace *lt, uint32_t pid);
 
 #endif

@@ -416,17 +416,18 @@ static void show_resources(const struct manifest *m)
 		w1 = width(w1, m->resources[i].name);
 		w2 = width(w2, m->resources[i].units);
 	}
-	printf("  %-*s  %-10s  %-*s  %-8s  %-6s  %-8s  %s\n", w1, "NAME", "CLASS", w2, "UNITS",
-	       "CAPACITY", "SHARED", "EXTERNAL", "GENERATION");
+	printf("  %-*s  %-10s  %-*s  %-8s  %-6s  %-8s  %-10s  %s\n", w1, "NAME", "CLASS", w2,
+	       "UNITS", "CAPACITY", "SHARED", "EXTERNAL", "GENERATION", "SCOPE");
 	for (i = 0; i < m->n_resources; i++) {
 		const struct pb_resource *r = &m->resources[i];
 		char cap[24] = "-";
 
 		if (r->has_capacity)
 			snprintf(cap, sizeof(cap), "%" PRIu64, r->capacity);
-		printf("  %-*s  %-10s  %-*s  %-8s  %-6s  %-8s  %s\n", w1, r->name,
+		printf("  %-*s  %-10s  %-*s  %-8s  %-6s  %-8s  %-10s  %s\n", w1, r->name,
 		       pb_res_class_str(r->class), w2, r->units, cap, r->shared ? "yes" : "no",
-		       r->externally_owned ? "yes" : "no", pb_gen_rule_str(r->generation));
+		       r->externally_owned ? "yes" : "no", pb_gen_rule_str(r->generation),
+		       pb_scope_str(r->scope));
 	}
 }
 

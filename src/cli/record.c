@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* record.c (cli): `probity record -m MANIFEST (--pid PID | -- CMD ARGS...)
- * [-o FILE] [-d SECONDS] [--events] [--binary PATH]`: parse the options,
+ * [-o FILE] [-d SECONDS] [--events] [--binary PATH]`, or --all / --cgroup
+ * for every process of the build: parse the options,
  * run the recorder (src/record/recorder.h) and print its summary
  * (docs/record.md, docs/trace-format.md). Ctrl-C / SIGTERM stop it
  * cleanly (src/cli/stop.c).
@@ -18,10 +19,12 @@
 
 #define DEFAULT_OUTPUT		"probity.trace"
 #define EXIT_STALE		4	/* recorded; some descriptor went stale */
+#define MAX_PIDS		64	/* --pid given this many times at most */
 
 struct record_args {
 	struct recorder_opts ro;
 	const char *binaries[RECORDER_MAX_BINARIES];
+	pid_t pids[MAX_PIDS];	/* the second and later --pid */
 };
 
 /* the callbacks' context */
@@ -32,17 +35,27 @@ struct record_ui {
 static void record_help(FILE *out)
 {
 	fprintf(out,
-		"Usage: %s [-j] record -m MANIFEST (--pid PID | -- CMD [ARGS]...) [-o FILE]\n"
-		"              [-d SECONDS] [--events] [--binary PATH]... [--envelope FILE]\n"
+		"Usage: %s [-j] record -m MANIFEST (--pid PID... | --all | --cgroup PATH |\n"
+		"              -- CMD [ARGS]...) [-o FILE] [-d SECONDS] [--events]\n"
+		"              [--binary PATH]... [--envelope FILE] [--max-instances N]\n"
 		"\n"
-		"Attach the resource-event engine to a process as the manifest's attach plan\n"
+		"Attach the resource-event engine to processes as the manifest's attach plan\n"
 		"says (refusing exactly as 'plan' does) and write a trace file for 'report'.\n"
 		"By default events are aggregated in the kernel and the trace holds periodic\n"
 		"snapshots; --events also streams every event and OS effect to the file.\n"
 		"\n"
 		"Options:\n"
 		"  -m, --manifest FILE  the resource manifest (required)\n"
-		"  -p, --pid PID        record the running process PID\n"
+		"  -p, --pid PID        record the running process PID (repeat for more;\n"
+		"                       its forked children are not recorded: see --all)\n"
+		"  -a, --all            record every process that runs the target file,\n"
+		"                       including processes started after attach, until\n"
+		"                       Ctrl-C or --duration\n"
+		"      --cgroup PATH    like --all, only processes in this cgroup v2\n"
+		"                       directory (or below it): one service\n"
+		"      --max-instances N  live instances tracked at once (default: the\n"
+		"                       manifest's declared capacities + 65536); a full\n"
+		"                       map is counted as lost identities\n"
 		"  -o, --output FILE    trace file to write (default %s, mode 0600)\n"
 		"  -d, --duration SECS  stop after SECS seconds (fractional; default: until\n"
 		"                       Ctrl-C / SIGTERM or the target exits)\n"
@@ -57,7 +70,8 @@ static void record_help(FILE *out)
 		"\n"
 		"With '-- CMD', CMD is started held until every probe is attached (no early\n"
 		"event is missed); it must be (or exec) the manifest's target binary. When\n"
-		"the recording stops before CMD exits, CMD gets SIGTERM.\n"
+		"the recording stops before CMD exits, CMD gets SIGTERM. The processes CMD\n"
+		"forks (a server's workers) are recorded too.\n"
 		"\n"
 		"Every snapshot also judges each descriptor's runtime invariants (double\n"
 		"ACQUIRE, RELEASE/USE of an instance not active, overlapping generations);\n"
@@ -98,8 +112,17 @@ static int check_args(int argc, char **argv, struct record_args *a)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
-	if (!o->pid == !o->cmd) {
-		p_err("give exactly one of --pid PID or -- CMD (see '%s record --help')", bin_name);
+	if (o->pid && o->cmd) {
+		p_err("give --pid PID or -- CMD, not both (see '%s record --help')", bin_name);
+		return -EINVAL;
+	}
+	if (!o->pid && !o->cmd && !o->all && !o->cgroup) {
+		p_err("give --pid PID, --all, --cgroup PATH or -- CMD (see '%s record --help')",
+		      bin_name);
+		return -EINVAL;
+	}
+	if (o->pid && (o->all || o->cgroup)) {
+		p_err("--pid and --all/--cgroup are mutually exclusive");
 		return -EINVAL;
 	}
 	if (o->pid && o->n_binaries) {
@@ -111,7 +134,8 @@ static int check_args(int argc, char **argv, struct record_args *a)
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE };
+	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_CGROUP,
+	       OPT_MAX_INST };
 	static const struct option opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -122,24 +146,44 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "ringbuf-kib", required_argument, NULL, OPT_RINGBUF },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "envelope", required_argument, NULL, OPT_ENVELOPE },
+		{ "all", no_argument, NULL, 'a' },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "max-instances", required_argument, NULL, OPT_MAX_INST },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct recorder_opts *o = &a->ro;
+	uint64_t u;
 	int opt, err = 0;
 	long v;
 
 	memset(a, 0, sizeof(*a));
 	o->output = DEFAULT_OUTPUT;
 	o->binaries = a->binaries;
+	o->pids = a->pids;
 	o->interval_ns = RECORDER_DEFAULT_INTERVAL_MS * 1000000ull;
-	while (!err && (opt = getopt_long(argc, argv, "+m:p:o:d:b:h", opts, NULL)) >= 0) {
+	while (!err && (opt = getopt_long(argc, argv, "+m:p:o:d:b:ah", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'm': o->manifest = optarg; break;
 		case 'o': o->output = optarg; break;
 		case 'p':
 			err = parse_long("--pid", optarg, 1, 0x3fffffff, "a process id", &v);
-			o->pid = (pid_t)v;
+			if (err)
+				break;
+			if (!o->pid) {
+				o->pid = (pid_t)v;
+			} else if (o->n_pids < MAX_PIDS) {
+				a->pids[o->n_pids++] = (pid_t)v;
+			} else {
+				p_err("--pid: at most %d processes", MAX_PIDS + 1);
+				return -EINVAL;
+			}
+			break;
+		case 'a': o->all = true; break;
+		case OPT_CGROUP: o->cgroup = optarg; break;
+		case OPT_MAX_INST:
+			err = cli_parse_count("--max-instances", optarg, false, 64u << 20, &u);
+			o->max_instances = (uint32_t)u;
 			break;
 		case 'd':
 			err = cli_parse_duration("--duration", optarg, false, 1e7, &o->duration_ns);

@@ -103,6 +103,28 @@ static json_t *trace_facts_json(const struct loaded_trace *lt, const char *path)
 	return o;
 }
 
+/* "processes: 5 (2 exited): 120 postgres 1200 events, ..." (record --all) */
+static void print_procs(const struct loaded_trace *lt, FILE *out)
+{
+	size_t i, n = 0, shown = 0;
+
+	for (i = 0; i < lt->n_procs; i++)
+		n += lt->procs[i].pid == lt->procs[i].tid;
+	if (!n)
+		return;
+	fprintf(out, "processes: %zu", n);
+	for (i = 0; i < lt->n_procs && shown < 8; i++) {
+		const struct trace_proc *p = &lt->procs[i];
+
+		if (p->pid != p->tid)
+			continue;
+		fprintf(out, "%s %u %s %" PRIu64 " events%s", shown++ ? "," : ":", p->pid,
+			p->comm[0] ? p->comm : "?", p->events,
+			p->flags & PB_PROC_EXITED ? " (exited)" : "");
+	}
+	fprintf(out, "%s\n", shown < n ? ", ..." : "");
+}
+
 static void print_trace_facts(const struct loaded_trace *lt, const char *path, FILE *out)
 {
 	const struct analysis_counts *c = analysis__counts(lt->analysis);
@@ -123,6 +145,7 @@ static void print_trace_facts(const struct loaded_trace *lt, const char *path, F
 		c->records, c->by_type[PB_REC_RESOURCE], c->by_type[PB_REC_SCHED_SWITCH],
 		c->by_type[PB_REC_WAKEUP], c->by_type[PB_REC_BLOCK_IO], c->by_type[PB_REC_FAULT],
 		c->snapshots, c->ringbuf_drops);
+	print_procs(lt, out);
 	if (lt->cut_reason)
 		fprintf(out, "INCOMPLETE trace: %s; read up to the last complete chunk\n", lt->cut_reason);
 	else

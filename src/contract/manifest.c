@@ -75,6 +75,13 @@ const char *pb_gen_rule_str(enum pb_gen_rule g)
 	return ENUM_STR(t, g);
 }
 
+const char *pb_scope_str(enum pb_scope s)
+{
+	static const char *const t[] = { "process", "shared" };
+
+	return ENUM_STR(t, s);
+}
+
 const char *pb_effect_str(enum pb_effect fx)
 {
 	static const char *const t[] = { "off_cpu", "block_io", "page_fault", "wakes_waiter" };

@@ -83,6 +83,14 @@ enum pb_gen_rule {
 	PB_GEN_COUNTER,		/* generation read from a value (event.generation) */
 };
 
+/* resource `scope` (docs/manifest.md): which processes share an instance */
+enum pb_scope {
+	PB_SCOPE_PROCESS = 0,	/* default: an instance is (process, value) */
+	PB_SCOPE_SHARED,	/* (value) alone: memory every process maps at
+				 * the same address; RELEASE may come from
+				 * another process than the ACQUIRE */
+};
+
 /* A value expression, e.g. `arg1`, `retval`, `42`, `*u64(arg0 + 16)`,
  * `*u32(*u64(arg0 + 8) + 4)`, `s32(retval)`.
  *
@@ -194,6 +202,7 @@ struct pb_resource {
 	enum pb_gen_rule generation;
 	char *description;	/* may be NULL */
 	struct pb_loc loc;
+	enum pb_scope scope;	/* which processes share an instance's name */
 };
 
 struct pb_site {
@@ -276,6 +285,7 @@ const char *pb_prov_source_str(enum pb_prov_source s);
 const char *pb_cmp_op_str(enum pb_cmp_op op);
 const char *pb_returns_str(enum pb_returns r);
 const char *pb_gen_rule_str(enum pb_gen_rule g);
+const char *pb_scope_str(enum pb_scope s);
 const char *pb_effect_str(enum pb_effect fx);
 /* True for the effects judged over the probed call (entry to return). */
 bool pb_effect_in_call(enum pb_effect fx);

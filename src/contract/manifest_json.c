@@ -56,12 +56,12 @@ static json_t *target_json(const struct pb_target *t)
 
 static json_t *resource_json(const struct pb_resource *r)
 {
-	return json_pack("{s:s?, s:s, s:s?, s:o, s:b, s:b, s:s, s:s?, s:o}", "name", r->name,
+	return json_pack("{s:s?, s:s, s:s?, s:o, s:b, s:b, s:s, s:s?, s:o, s:s}", "name", r->name,
 			 "class", pb_res_class_str(r->class), "units", r->units, "capacity",
 			 r->has_capacity ? json_integer((json_int_t)r->capacity) : json_null(),
 			 "shared", r->shared, "externally_owned", r->externally_owned,
 			 "generation", pb_gen_rule_str(r->generation), "description",
-			 r->description, "loc", loc_json(r->loc));
+			 r->description, "loc", loc_json(r->loc), "scope", pb_scope_str(r->scope));
 }
 
 static json_t *expect_json(const struct pb_event *e)

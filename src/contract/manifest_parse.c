@@ -20,7 +20,7 @@ static const char *const root_keys[] = {
 static const char *const target_keys[] = { "id", "binary", "build_id" };
 static const char *const resource_keys[] = {
 	"name", "class", "units", "capacity", "shared", "externally_owned", "generation",
-	"description",
+	"description", "scope",
 };
 static const char *const event_keys[] = {
 	"id", "resource", "kind", "site", "instance", "units", "target", "target_resource",
@@ -45,6 +45,8 @@ static const char *const conf_names[] = { "candidate", "validated", "suspect", "
 static const char *const source_names[] = { "static_analysis", "llm", "developer", "usdt" };
 static const char *const returns_names[] = { "value", "void" };	/* PB_RET_VALUE.. */
 static const char *const gen_names[] = { "on_acquire", "counter" };
+/* enum pb_scope order */
+static const char *const scope_names[] = { "process", "shared" };
 
 /* ---- targets ------------------------------------------------------------- */
 
@@ -177,6 +179,10 @@ static void build_resource(struct mctx *c, const struct ynode *node, size_t idx)
 		r->generation = e;
 	if (f->val[RSK_DESCRIPTION])
 		mf_get_string(c, f->val[RSK_DESCRIPTION], path, "description", &r->description);
+	if (f->val[RSK_SCOPE] &&
+	    mf_get_enum(c, f->val[RSK_SCOPE], path, "scope", scope_names, N(scope_names),
+			N(scope_names), &e))
+		r->scope = e;
 }
 
 /* ---- events -------------------------------------------------------------- */

@@ -21,9 +21,17 @@ struct {
 	__type(value, struct io_start);
 } io_inflight SEC(".maps");
 
+/* OS effects are joined for tracked processes (not in PB_TRACK_ANY) */
+#define effects_on	(track_mode != PB_TRACK_ANY)
+
 static __always_inline bool task_tracked(struct task_struct *p)
 {
-	return filter_tgid && BPF_CORE_READ(p, tgid) == (int)filter_tgid;
+	return effects_on && proc_known(BPF_CORE_READ(p, tgid));
+}
+
+static __always_inline bool current_tracked(__u64 pid_tgid)
+{
+	return effects_on && proc_known(pid_tgid >> 32);
 }
 
 static __always_inline void count_effect(void)
@@ -132,7 +140,7 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 now;
 	__u32 tid;
 
-	if (!filter_tgid)
+	if (!effects_on)
 		return 0;
 	if (task_tracked(prev)) {
 		now = bpf_ktime_get_ns();
@@ -162,7 +170,7 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		count_effect();
 		if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 			rec_fill_hdr(&r->hdr, PB_REC_SCHED_SWITCH, sizeof(*r), now,
-				     ((__u64)filter_tgid << 32) | tid);
+				     ((__u64)BPF_CORE_READ(prev, tgid) << 32) | tid);
 			r->off_cpu_ns = 0;
 			r->prev_state = prev_state;
 			r->in = 0;
@@ -184,7 +192,7 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		}
 		if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 			rec_fill_hdr(&r->hdr, PB_REC_SCHED_SWITCH, sizeof(*r), now,
-				     ((__u64)filter_tgid << 32) | tid);
+				     ((__u64)BPF_CORE_READ(next, tgid) << 32) | tid);
 			r->off_cpu_ns = off;
 			r->prev_state = 0;
 			r->in = 1;
@@ -286,13 +294,16 @@ static __always_inline int on_wakeup(struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
 	struct pb_rec_wakeup *r;
-	bool waker_tracked = tracked_tgid(pid_tgid >> 32) && filter_tgid;
+	bool waker_tracked = current_tracked(pid_tgid), wakee_tracked;
 
-	if (!filter_tgid || (!waker_tracked && !task_tracked(p)))
+	if (!effects_on)
+		return 0;
+	wakee_tracked = task_tracked(p);
+	if (!waker_tracked && !wakee_tracked)
 		return 0;
 	now = bpf_ktime_get_ns();
 	count_effect();
-	if (task_tracked(p)) {
+	if (wakee_tracked) {
 		__u32 wakee = BPF_CORE_READ(p, pid);
 
 		classify_wakeup(pid_tgid, waker_tracked, wakee, now);
@@ -313,10 +324,11 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(pb_sched_waking, struct task_struct *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	bool waker_tracked = tracked_tgid(pid_tgid >> 32) && filter_tgid;
+	bool waker_tracked;
 
-	if (!filter_tgid || !task_tracked(p))
+	if (!effects_on || !task_tracked(p))
 		return 0;
+	waker_tracked = current_tracked(pid_tgid);
 	wake_blocked(pid_tgid, waker_tracked, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
 	return 0;
 }
@@ -342,7 +354,7 @@ int BPF_PROG(pb_block_rq_issue, struct request *rq)
 	struct thread_state *t;
 	__u32 bytes;
 
-	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+	if (!current_tracked(pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
 	bytes = BPF_CORE_READ(rq, __data_len);
@@ -380,7 +392,7 @@ int BPF_PROG(pb_block_bio_queue, struct bio *bio)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct thread_state *t;
 
-	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+	if (!current_tracked(pid_tgid))
 		return 0;
 	t = thread_get((__u32)pid_tgid, false);
 	if (t)
@@ -396,7 +408,7 @@ int BPF_PROG(pb_block_rq_complete, struct request *rq, blk_status_t error, unsig
 	struct thread_state *t;
 	struct io_start *st;
 
-	if (!filter_tgid)
+	if (!effects_on)
 		return 0;
 	st = bpf_map_lookup_elem(&io_inflight, &key);
 	if (!st)
@@ -431,7 +443,7 @@ int BPF_PROG(pb_page_fault_user, unsigned long address, struct pt_regs *regs,
 	struct pb_rec_fault *r;
 	struct thread_state *t;
 
-	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+	if (!current_tracked(pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
 	count_effect();
@@ -451,6 +463,42 @@ int BPF_PROG(pb_page_fault_user, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
+/* The whole process ended: marked, with its last name and exit code;
+ * user space sweeps its instances (pb_sweep_exits) at the next snapshot
+ * and then forgets it. */
+static __always_inline void proc_exited(struct task_struct *p, __u32 tgid)
+{
+	struct pb_proc *pr = proc_known(tgid);
+	struct pb_engine_stats *es;
+
+	if (!pr || (pr->flags & PB_PROC_EXITED))
+		return;
+	bpf_get_current_comm(pr->comm, sizeof(pr->comm));
+	pr->exit_code = BPF_CORE_READ(p, exit_code);
+	pr->exit_ts = bpf_ktime_get_ns();
+	__sync_fetch_and_or(&pr->flags, PB_PROC_EXITED);
+	es = estats();
+	if (es)
+		es->procs_exited++;
+}
+
+/* A tracked process forked a new process (not a thread): with
+ * follow_fork (record -- CMD) the child is tracked from its first
+ * instruction, before it can reach a probe. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(pb_sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct pb_proc *pr;
+
+	if (!follow_fork || ptgid == ctgid || !proc_known(ptgid))
+		return 0;
+	pr = proc_add(ctgid, PB_PROC_FORKED, ptgid, bpf_ktime_get_ns());
+	if (pr)
+		bpf_probe_read_kernel_str(pr->comm, sizeof(pr->comm), child->comm);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(pb_sched_process_exit, struct task_struct *p, bool group_dead)
 {
@@ -459,7 +507,7 @@ int BPF_PROG(pb_sched_process_exit, struct task_struct *p, bool group_dead)
 	struct thread_state *t;
 	__u32 tid = (__u32)pid_tgid;
 
-	if (!filter_tgid || (pid_tgid >> 32) != filter_tgid)
+	if (!current_tracked(pid_tgid))
 		return 0;
 	count_effect();
 	t = thread_get(tid, false);
@@ -475,11 +523,88 @@ int BPF_PROG(pb_sched_process_exit, struct task_struct *p, bool group_dead)
 		}
 	}
 	bpf_map_delete_elem(&threads, &tid);
+	if (group_dead)
+		proc_exited(p, pid_tgid >> 32);
 	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 		rec_fill_hdr(&r->hdr, PB_REC_EXIT, sizeof(*r), bpf_ktime_get_ns(), pid_tgid);
 		r->exit_code = BPF_CORE_READ(p, exit_code);
 		r->group_dead = group_dead;
 		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	}
+	return 0;
+}
+
+/* ---- exit sweep (run by user space at each snapshot) ----
+ * Instances of a process that exited end with it: scope: process entries
+ * are deleted and counted as exit_ended (not leaks, no longer live);
+ * scope: shared entries acquired by it and still held are counted once as
+ * exit_outlived (a leak candidate: the holding outlives its process).
+ * Tombstones are left to the tombstone sweep. Runs on one CPU: per-CPU
+ * gauges are adjusted on that CPU's slot, so the sums stay right. */
+__u64 exit_swept = 0;	/* entries deleted by the sweep (read by engine.c) */
+
+/* An expectation still pending when its process exited can never be met:
+ * a miss, charged now (claimed as on the event path, so once). */
+static __always_inline void exit_expectation(struct inst_key *key, struct inst_state *st,
+					     const struct pb_proc *pr)
+{
+	const struct pb_descriptor *e;
+	struct ev_ctx c = {};
+	__u32 ed = st->expect_desc, edi;
+
+	if (!ed)
+		return;
+	edi = ed - 1;
+	e = bpf_map_lookup_elem(&descs, &edi);
+	if (!e || __sync_val_compare_and_swap(&st->expect_desc, ed, 0) != ed)
+		return;
+	c.now = pr->exit_ts;
+	c.pid_tgid = (__u64)key->tgid << 32;
+	charge_expect(edi, e, st, &c, key->instance,
+		      pr->exit_ts > st->expect_ts ? pr->exit_ts - st->expect_ts : 0);
+}
+
+static long sweep_exit_one(struct bpf_map *map, struct inst_key *key, struct inst_state *st,
+			   void *ctx)
+{
+	__u32 owner = key->tgid ? key->tgid : st->owner_tgid, res = key->resource;
+	struct pb_proc *pr;
+	struct pb_res_stats *rs;
+	__s64 *cap;
+
+	if (st->pending_ts || !owner)
+		return 0;
+	pr = bpf_map_lookup_elem(&procs, &owner);
+	if (!pr || !(pr->flags & PB_PROC_EXITED))
+		return 0;
+	rs = bpf_map_lookup_elem(&res_stats, &res);
+	if (!rs)
+		return 0;
+	if (!key->tgid) {
+		if (!st->outlived && st->holders > 0) {
+			st->outlived = 1;
+			rs->exit_outlived++;
+		}
+		return 0;
+	}
+	exit_expectation(key, st, pr);
+	if (bpf_map_delete_elem(&instances, key))
+		return 0;
+	rs->live_instances--;
+	rs->outstanding_units -= st->units;
+	rs->exit_ended++;
+	rs->exit_units += st->units;
+	cap = bpf_map_lookup_elem(&res_cap, &res);
+	if (cap && st->cap_units)
+		__sync_fetch_and_add(cap, -st->cap_units);
+	__sync_fetch_and_add(&pr->held_at_exit, 1);
+	__sync_fetch_and_add(&exit_swept, 1);
+	return 0;
+}
+
+SEC("syscall")
+int pb_sweep_exits(void *ctx)
+{
+	bpf_for_each_map_elem(&instances, sweep_exit_one, NULL, 0);
 	return 0;
 }

@@ -48,8 +48,17 @@
 #define ACQ_JOINED	1	/* how an ACQUIRE settled: joined a live shared generation */
 #define ACQ_REPLACE	2	/* replaced an unreleased lifetime */
 #define ACQ_OPENED	3	/* opened a generation */
+#define ACQ_FULL	4	/* the instance map is full: identity lost */
 
-const volatile __u32 filter_tgid = 0;	/* 0: every process the links fire in */
+/* Which processes are recorded (engine.c sets it; docs/record.md):
+ * ANY: every process the links fire in, no OS effects (no pid given);
+ * SET: the processes in map "procs" (--pid, the spawned command; with
+ *      follow_fork also their descendants);
+ * ALL: every process the links fire in, added to "procs" at its first
+ *      probe hit (inside --cgroup when filter_cgroup). */
+const volatile __u32 track_mode = PB_TRACK_ANY;
+const volatile bool follow_fork = false;	/* forked children of tracked processes */
+const volatile bool filter_cgroup = false;	/* ALL: only tasks under cgroup_filter[0] */
 const volatile bool emit_events = false;
 /* effects whose tracepoints are attached (bit PB_FX_*_BIT): engine.c sets
  * it; a prediction of an effect that cannot be seen is unjudged */
@@ -78,13 +87,13 @@ int pb_entry(struct pt_regs *ctx)
 	const struct pb_descriptor *d;
 	struct ev_ctx c = {};
 
-	if (!tracked_tgid(pid_tgid >> 32))
-		return 0;
 	d = bpf_map_lookup_elem(&descs, &di);
 	if (!d || !(d->flags & PB_DF_VALID))
 		return 0;
-	regs_args(ctx, c.args);
 	c.now = bpf_ktime_get_ns();
+	if (!probe_tracked(pid_tgid >> 32, c.now))
+		return 0;
+	regs_args(ctx, c.args);
 	c.pid_tgid = pid_tgid;
 	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
 		resolve_pending_wake(tid, &c);
@@ -108,12 +117,12 @@ int pb_return(struct pt_regs *ctx)
 	__u64 ts = 0;
 	bool have;
 
-	if (!tracked_tgid(pid_tgid >> 32))
-		return 0;
 	d = bpf_map_lookup_elem(&descs, &di);
 	if (!d || !(d->flags & PB_DF_VALID))
 		return 0;
 	c.now = bpf_ktime_get_ns();
+	if (!probe_tracked(pid_tgid >> 32, c.now))
+		return 0;
 	c.retval = PT_REGS_RC(ctx);
 	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
@@ -148,10 +157,11 @@ int pb_usdt(struct pt_regs *ctx)
 	struct ev_ctx c = {};
 	int i, n;
 
-	if (!tracked_tgid(pid_tgid >> 32))
-		return 0;
 	d = bpf_map_lookup_elem(&descs, &di);
 	if (!d || !(d->flags & PB_DF_VALID))
+		return 0;
+	c.now = bpf_ktime_get_ns();
+	if (!probe_tracked(pid_tgid >> 32, c.now))
 		return 0;
 	n = bpf_usdt_arg_cnt(ctx);
 	for (i = 0; i < PB_NARGS && i < n; i++) {
@@ -160,7 +170,6 @@ int pb_usdt(struct pt_regs *ctx)
 		bpf_usdt_arg(ctx, i, &v);
 		c.args[i] = (__u64)v;
 	}
-	c.now = bpf_ktime_get_ns();
 	c.pid_tgid = pid_tgid;
 	c.descriptor = di;
 	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
@@ -196,6 +205,7 @@ static long sweep_expect_one(struct bpf_map *map, struct inst_key *key, struct i
 	waited = sc->c.now - st->expect_ts;
 	if (waited <= e->expect_max)
 		return 0;
+	sc->c.pid_tgid = (__u64)st->owner_tgid << 32;
 	if (__sync_val_compare_and_swap(&st->expect_desc, ed, 0) != ed)
 		return 0;
 	charge_expect(edi, e, st, &sc->c, key->instance, waited);
@@ -209,7 +219,6 @@ int pb_sweep_expect(void *ctx)
 	struct sweep_ctx sc = {};
 
 	sc.c.now = bpf_ktime_get_ns();
-	sc.c.pid_tgid = (__u64)filter_tgid << 32;
 	bpf_for_each_map_elem(&instances, sweep_expect_one, &sc, 0);
 	return 0;
 }

@@ -2,6 +2,7 @@
 /* engine.c: load the engine BPF object, fill its descriptor table from a
  * plan, attach, drain records and sum stats (see engine.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,38 +14,14 @@
 #include <bpf/libbpf.h>
 #include "engine/engine.h"
 #include "engine/attach.h"
+#include "engine/engine_int.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "engine.skel.h"
 
-#define ENGINE_DEFAULT_RINGBUF	(8u << 20)
-#define ENGINE_SAMPLES_RINGBUF	(256u << 10)	/* aggregate mode: violation samples only */
-#define ENGINE_MAX_NOTES	16
-#define ENGINE_SWEEP_MAX	4096	/* expired tombstones charged per snapshot */
 
-struct engine {
-	struct engine_bpf *skel;
-	struct attacher *attacher;
-	struct ring_buffer *rb;
-	const struct plan *plan;
-	int ncpu;
-	uint32_t n_desc, n_res;
-	struct pb_desc_stats *desc, *desc_pcpu;
-	struct pb_res_stats *res, *res_pcpu;
-	struct pb_engine_stats *eng_pcpu;
-	/* violations of tombstones expired untouched, charged here (cumulative) */
-	uint64_t *swept_use, *swept_release, swept;
-	bool sweep_expect;	/* the expectation sweep program runs */
-	struct pb_inst_key *expired;
-	char *notes[ENGINE_MAX_NOTES];
-	size_t n_notes;
-	/* current poll */
-	engine_record_fn fn;
-	void *fn_ctx;
-	int fn_ret;
-};
 
-static void engine_note(struct engine *e, const char *fmt, ...)
+void engine_note(struct engine *e, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -133,6 +110,8 @@ static int fill_descriptors(struct engine *e)
 			d.flags |= PB_DF_SHARED;
 		if (r->externally_owned)
 			d.flags |= PB_DF_EXT_OWNED;
+		if (r->scope == PB_SCOPE_SHARED)
+			d.flags |= PB_DF_SCOPE_SHARED;
 		if (r->generation == PB_GEN_COUNTER && ev->generation.base != PB_VAL_NONE)
 			d.flags |= PB_DF_GEN_COUNTER;
 		fill_value(&d.instance, &ev->instance);
@@ -221,6 +200,7 @@ static void check_tracepoints(struct engine *e, bool effects)
 		{ "block_rq_complete", "block I/O latency not recorded" },
 		{ "page_fault_user", "page faults not joined to resources" },
 		{ "sched_process_exit", "thread exits not recorded" },
+		{ "sched_process_fork", "forked processes are not followed" },
 	};
 	struct bpf_program *prog;
 	struct btf *vmlinux = btf__load_vmlinux_btf();
@@ -234,7 +214,8 @@ static void check_tracepoints(struct engine *e, bool effects)
 		if (strncmp(sec, "tp_btf/", 7))
 			continue;
 		tp = sec + 7;
-		if (!effects || (!strcmp(tp, "sched_waking") &&
+		if (!effects || (!strcmp(tp, "sched_process_fork") && !e->follow) ||
+		    (!strcmp(tp, "sched_waking") &&
 				 !(want & (1u << PB_FX_WAKES_WAITER_BIT))) ||
 		    (!strcmp(tp, "block_bio_queue") && !(want & (1u << PB_FX_BLOCK_IO_BIT)))) {
 			bpf_program__set_autoload(prog, false);
@@ -323,15 +304,26 @@ static int engine_open(struct engine *e, const struct engine_opts *opts)
 		pr_warn("engine: cannot open the BPF object: %s\n", strerror(-err));
 		return err;
 	}
-	e->skel->rodata->filter_tgid = opts->pid > 0 ? (uint32_t)opts->pid : 0;
+	e->mode = opts->all || opts->cgroup ? PB_TRACK_ALL :
+		  opts->pid > 0 || opts->n_pids ? PB_TRACK_SET : PB_TRACK_ANY;
+	e->follow = opts->follow_forks && e->mode != PB_TRACK_ANY;
+	e->skel->rodata->track_mode = e->mode;
+	e->skel->rodata->follow_fork = e->follow;
+	e->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	e->skel->rodata->emit_events = opts->events;
 	err = bpf_map__set_max_entries(e->skel->maps.events,
 				       (uint32_t)(opts->events ? ringbuf_size(opts->ringbuf_bytes) :
 						   ENGINE_SAMPLES_RINGBUF));
+	if (!err)
+		err = bpf_map__set_max_entries(e->skel->maps.instances, opts->max_instances ?
+					       opts->max_instances : ENGINE_DEFAULT_INSTANCES);
+	if (!err)
+		err = bpf_map__set_max_entries(e->skel->maps.procs, opts->max_procs ?
+					       opts->max_procs : ENGINE_DEFAULT_PROCS);
 	if (err)
 		return err;
-	check_tracepoints(e, opts->pid > 0);
-	if (opts->pid <= 0)
+	check_tracepoints(e, e->mode != PB_TRACK_ANY);
+	if (e->mode == PB_TRACK_ANY)
 		engine_note(e, "no target pid: OS effects (scheduler, I/O, faults) are not joined");
 	return 0;
 }
@@ -353,6 +345,11 @@ static int engine_load_attach(struct engine *e, const struct engine_opts *opts)
 		pr_warn("engine: cannot fill the descriptor table: %s\n", strerror(-err));
 		return err;
 	}
+	err = engine_set_cgroup(e, opts->cgroup);
+	if (!err)
+		err = engine_add_given_procs(e, opts);
+	if (err)
+		return err;
 	err = engine_bpf__attach(e->skel);	/* the tp_btf programs */
 	if (err) {
 		pr_warn("engine: cannot attach the OS-effect programs: %s\n", strerror(-err));
@@ -361,11 +358,15 @@ static int engine_load_attach(struct engine *e, const struct engine_opts *opts)
 	ao.entry_prog = e->skel->progs.pb_entry;
 	ao.return_prog = e->skel->progs.pb_return;
 	ao.usdt_prog = e->skel->progs.pb_usdt;
-	ao.pid = opts->pid > 0 ? opts->pid : -1;
+	/* one process, not followed: the kernel filters (no trap elsewhere);
+	 * otherwise every process mapping the file traps and BPF filters */
+	ao.pid = e->mode == PB_TRACK_SET && !opts->n_pids && !opts->follow_forks &&
+		 opts->pid > 0 ? opts->pid : -1;
 	e->attacher = attacher__new(e->plan, &ao);
 	if (!e->attacher)
 		return -errno;
 	e->sweep_expect = true;
+	e->sweep_exits = e->mode != PB_TRACK_ANY;
 	/* always: violation samples come even in aggregate mode */
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
 	if (!e->rb)
@@ -386,6 +387,7 @@ struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
+	e->cgroup_fd = -1;
 	err = engine_alloc(e, p);
 	if (!err)
 		err = engine_open(e, opts);
@@ -473,6 +475,25 @@ static void sweep_expectations(struct engine *e)
 	}
 }
 
+/* End the instances of processes that exited (pb_sweep_exits, in the
+ * kernel for the same reason as the expectation sweep). Processes that
+ * exited before the sweep started may be forgotten after it. */
+static void sweep_exits(struct engine *e)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+	uint64_t start = pb_mono_ns();
+
+	if (!e->sweep_exits)
+		return;
+	if (bpf_prog_test_run_opts(bpf_program__fd(e->skel->progs.pb_sweep_exits), &o)) {
+		e->sweep_exits = false;
+		engine_note(e, "exit sweep unavailable (%s): instances of exited processes stay "
+			    "live", strerror(errno));
+		return;
+	}
+	e->exit_swept_ts = start;
+}
+
 /* Add the per-CPU descriptor stats into e->desc (zeroed by the caller), with the violations of
  * swept tombstones. */
 static int sum_desc_stats(struct engine *e)
@@ -542,6 +563,9 @@ static int sum_res_stats(struct engine *e)
 			r->faults_while_holding += s->faults_while_holding;
 			r->wakeups_from_release += s->wakeups_from_release;
 			r->state_full += s->state_full;
+			r->exit_ended += s->exit_ended;
+			r->exit_outlived += s->exit_outlived;
+			r->exit_units += s->exit_units;
 		}
 	}
 	return 0;
@@ -566,6 +590,11 @@ static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
 		out->stash_missing += s->stash_missing;
 		out->effects_events += s->effects_events;
 		out->reordered += s->reordered;
+		out->proc_map_full += s->proc_map_full;
+		out->procs_tracked += s->procs_tracked;
+		out->procs_exited += s->procs_exited;
+		out->procs_excluded += s->procs_excluded;
+		out->lost_unjudged += s->lost_unjudged;
 	}
 	return 0;
 }
@@ -576,6 +605,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 	int err;
 
 	sweep_expectations(e);
+	sweep_exits(e);
 	now = pb_mono_ns();
 	sweep_tombstones(e, now);
 	memset(e->desc, 0, e->n_desc * sizeof(*e->desc));
@@ -620,6 +650,8 @@ void engine__free(struct engine *e)
 		return;
 	ring_buffer__free(e->rb);
 	attacher__free(e->attacher);
+	if (e->cgroup_fd >= 0)
+		close(e->cgroup_fd);
 	engine_bpf__destroy(e->skel);
 	for (i = 0; i < e->n_notes; i++)
 		free(e->notes[i]);

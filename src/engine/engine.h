@@ -24,7 +24,17 @@ struct engine;
 
 struct engine_opts {
 	pid_t pid;		/* tracked process (tgid); 0 = any process the
-				 * links fire in (OS effects are then off) */
+				 * links fire in (OS effects are then off),
+				 * unless pids / all / cgroup say otherwise */
+	const pid_t *pids;	/* more tracked processes (record --pid ...) */
+	size_t n_pids;
+	bool all;		/* every process the links fire in, tracked
+				 * (OS effects joined) from its first probe hit */
+	const char *cgroup;	/* cgroup v2 directory: like `all`, but only
+				 * tasks in it or below it; NULL = none */
+	bool follow_forks;	/* also track processes forked by tracked ones */
+	uint32_t max_instances;	/* instance map entries; 0 = 65536 */
+	uint32_t max_procs;	/* tracked-process map entries; 0 = 4096 */
 	bool events;		/* stream records to the ring buffer */
 	size_t ringbuf_bytes;	/* ring buffer size; 0 = 8 MiB; rounded up to
 				 * a power of two >= the page size */
@@ -65,6 +75,22 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out);
 size_t engine__n_notes(const struct engine *e);
 const char *engine__note(const struct engine *e, size_t i);
 size_t engine__n_links(const struct engine *e);
+
+/* Call fn for every tracked process (struct pb_proc, events.h), then
+ * forget the exited ones whose instances the last engine__snapshot()
+ * swept. 0 or -errno (fn's non-zero return stops the walk). */
+typedef int (*engine_proc_fn)(uint32_t tgid, const struct pb_proc *p, void *ctx);
+int engine__procs(struct engine *e, engine_proc_fn fn, void *ctx);
+
+/* Memory the kernel charges for the engine's maps (bytes locked, from
+ * /proc/self/fdinfo), and for the instance map alone with its size. */
+struct engine_memory {
+	uint64_t maps_bytes;		/* every map of the object */
+	uint64_t instance_bytes;	/* the instance map */
+	uint32_t max_instances;		/* its entries */
+	uint32_t max_procs;
+};
+int engine__memory(const struct engine *e, struct engine_memory *out);
 
 void engine__free(struct engine *e);
 

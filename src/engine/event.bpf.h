@@ -210,8 +210,10 @@ static __always_inline int acquire_settle(const struct pb_descriptor *d, struct 
 			how = ACQ_OPENED;
 			break;
 		}
-		if (err != -EEXIST)
-			break;	/* full */
+		if (err != -EEXIST) {
+			how = ACQ_FULL;
+			break;
+		}
 		/* opened (or still being deleted) on another CPU */
 		st = bpf_map_lookup_elem(&instances, key);
 	}
@@ -256,6 +258,8 @@ static __always_inline void acquire_replaced(const struct pb_descriptor *d,
 	st->units = (__s64)o->units;
 	st->cap_units = (__s64)o->units;
 	st->owner_tid = (__u32)c->pid_tgid;
+	st->owner_tgid = (__u32)(c->pid_tgid >> 32);
+	st->outlived = 0;
 	st->holders = 1;
 	o->flags |= PB_RF_NEW_GENERATION;
 	ds->new_generations++;
@@ -300,6 +304,7 @@ static __always_inline void judge_acquire(const struct pb_descriptor *d, const s
 	ns.units = (__s64)o->units;
 	ns.cap_units = (__s64)o->units;
 	ns.owner_tid = tid;
+	ns.owner_tgid = (__u32)(c->pid_tgid >> 32);
 	ns.holders = 1;
 	if ((d->flags & PB_DF_EXPECT) && !met) {
 		ns.expect_ts = c->now;
@@ -320,6 +325,8 @@ static __always_inline void judge_acquire(const struct pb_descriptor *d, const s
 		if (es)
 			es->instance_map_full++;
 		rs->state_full++;
+		if (how == ACQ_FULL)	/* not a race that did not settle */
+			mark_lost(o->res);
 		o->flags |= PB_RF_STATE_FULL;
 		o->owner = tid;
 	}
@@ -440,6 +447,9 @@ static __always_inline void judge_event(const struct pb_descriptor *d, const str
 	ds->events++;
 	ds->units += o->units;
 	key.resource = o->res;
+	/* scope: process (the default): the same value in two processes is
+	 * two instances; scope: shared names one instance across them */
+	key.tgid = (d->flags & PB_DF_SCOPE_SHARED) ? 0 : (__u32)(c->pid_tgid >> 32);
 	key.instance = o->instance;
 	if (d->fx_mask & PB_FX_CALL_MASK)
 		judge_call_effects(d, c, ds, o->instance, c->duration);
@@ -506,6 +516,12 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 	ds->hits++;
 	if (!guard_passes(d, c, ds))
 		return 0;
+	if (track_mode != PB_TRACK_ANY) {
+		struct pb_proc *p = proc_known((__u32)(c->pid_tgid >> 32));
+
+		if (p)
+			__sync_fetch_and_add(&p->events, 1);
+	}
 	if (decode_values(d, c, &o)) {
 		judge_event(d, c, ds, rs, &o);
 	} else {

@@ -16,11 +16,13 @@
 #include <linux/types.h>
 #endif
 
-#define PB_EVENTS_VERSION	4	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
+#define PB_EVENTS_VERSION	5	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
 					 * counts only wakees inside a WAIT on the resource
 					 * 3: pb_desc_stats.violations[], PB_REC_VIOLATION
 					 * 4: pb_desc_stats.pred_*[] (cross-layer predictions),
-					 *    invariant 6 prediction_failed */
+					 *    invariant 6 prediction_failed
+					 * 5: pb_res_stats.exit_ended/exit_outlived,
+					 *    pb_engine_stats.proc_* (many processes) */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -212,6 +214,12 @@ struct pb_res_stats {
 					 * waker RELEASEd it < 500 us before, except
 					 * wakeups ending block I/O of the span (v2) */
 	__u64 state_full;	/* identity lost: instance map full */
+	/* v5, appended: processes that exit (docs/record.md "Many processes") */
+	__u64 exit_ended;	/* live instances (scope: process) ended with their
+				 * process: not leaks, no longer live */
+	__u64 exit_outlived;	/* shared-scope instances whose acquiring process
+				 * exited while they were held: leak candidates */
+	__s64 exit_units;	/* units of the exit_ended instances */
 };
 
 /* Ring-buffer and map health (one entry, summed over CPUs). */
@@ -227,6 +235,15 @@ struct pb_engine_stats {
 	/* v3 */
 	__u64 reordered;	/* ACQUIREs observed after their USE/RELEASE (not violations) */
 	__u64 tombstones_swept;	/* expired tombstones charged by user space at snapshot */
+	/* v5 */
+	__u64 proc_map_full;	/* a process could not be tracked: its events are
+				 * counted, but not joined to OS effects / exits */
+	__u64 procs_tracked;	/* processes added to the tracked set */
+	__u64 procs_exited;	/* tracked processes that exited */
+	__u64 procs_excluded;	/* processes a probe fired in, outside --cgroup */
+	__u64 lost_unjudged;	/* USE/RELEASE not active on a resource that lost
+				 * identities (full map): maybe the lost ACQUIRE's,
+				 * so not judged a violation */
 };
 
 /* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared
@@ -246,7 +263,8 @@ struct pb_engine_stats {
 
 struct pb_inst_key {
 	__u32 resource;
-	__u32 _pad;
+	__u32 tgid;		/* the process the instance belongs to (scope:
+				 * process, the default); 0 for scope: shared */
 	__u64 instance;
 };
 
@@ -271,6 +289,37 @@ struct pb_inst_state {
 	__u32 expect_desc;	/* descriptor + 1 that set it, 0 = none */
 	__u32 expect_tid;	/* thread of that event */
 	__s64 cap_units;	/* units this generation holds against the capacity */
+	__u32 owner_tgid;	/* process of owner_tid */
+	__u32 outlived;		/* shared scope: counted in exit_outlived */
+};
+
+/* ---- tracked processes (map "procs", keyed by tgid) ----
+ * Filled by user space (--pid, the spawned command), by the first probe
+ * hit of a process (--all, inside --cgroup) and by fork (descendants of
+ * the command). An exited process is marked and stays until user space
+ * has swept its instances and read it at the next snapshot. */
+/* engine.bpf.c track_mode: which processes are recorded */
+#define PB_TRACK_ANY		0	/* any the links fire in; no OS effects */
+#define PB_TRACK_SET		1	/* those in "procs" (given, or forked) */
+#define PB_TRACK_ALL		2	/* any, added to "procs" at the first hit */
+
+#define PB_PROC_GIVEN		(1u << 0)	/* named by user space */
+#define PB_PROC_SEEN		(1u << 1)	/* added at its first probe hit (--all) */
+#define PB_PROC_FORKED		(1u << 2)	/* a descendant of a tracked process */
+#define PB_PROC_EXCLUDED	(1u << 3)	/* outside --cgroup: not tracked */
+#define PB_PROC_EXITED		(1u << 4)	/* the whole process exited */
+#define PB_COMM_LEN		16
+
+struct pb_proc {
+	__u64 first_ts;		/* added at */
+	__u64 exit_ts;		/* 0 = alive */
+	__u64 events;		/* events that passed the guard, in this process */
+	__u64 held_at_exit;	/* scope: process instances ended by its exit */
+	__u32 ppid;		/* PB_PROC_FORKED: the parent's tgid */
+	__u32 flags;		/* PB_PROC_* */
+	__s32 exit_code;
+	__u32 _pad;
+	char comm[PB_COMM_LEN];	/* at first sight; at exit the last one */
 };
 
 /* ---- descriptor table (user space fills it from the plan) ----
@@ -310,6 +359,8 @@ struct pb_val_spec {
 #define PB_DF_HAS_TARGET	(1u << 6)
 #define PB_DF_CAPACITY		(1u << 7)	/* the resource declares a capacity */
 #define PB_DF_EXPECT		(1u << 8)	/* a bounded expectation (expect_*) */
+#define PB_DF_SCOPE_SHARED	(1u << 9)	/* `scope: shared`: instances keyed by value
+						 * alone, across processes */
 
 struct pb_descriptor {
 	__u8 kind;		/* enum pb_event_kind */

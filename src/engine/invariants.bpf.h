@@ -175,6 +175,22 @@ static __always_inline void charge_tombstone(const struct inst_state *st, const 
 
 /* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
  * a tombstone (st, or a new one) for PB_REORDER_NS. */
+static __always_inline bool res_lost_identity(__u32 res)
+{
+	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
+
+	return l && *l;
+}
+
+/* An identity of res was lost (the instance map was full). */
+static __always_inline void mark_lost(__u32 res)
+{
+	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
+
+	if (l && !*l)
+		*l = 1;
+}
+
 static __always_inline void hold_back(struct inst_state *st, struct inst_key *key, __u32 di,
 				      int k, const struct ev_ctx *c, __u32 *flags,
 				      struct pb_res_stats *rs)
@@ -182,6 +198,14 @@ static __always_inline void hold_back(struct inst_state *st, struct inst_key *ke
 	struct inst_state ns = {};
 
 	k &= 1;
+	if (res_lost_identity(key->resource)) {
+		struct pb_engine_stats *es = estats();
+
+		if (es)
+			es->lost_unjudged++;
+		*flags |= PB_RF_STATE_FULL;
+		return;
+	}
 	if (st) {
 		if (!st->pending_desc[k])
 			st->pending_desc[k] = di + 1;
@@ -192,12 +216,14 @@ static __always_inline void hold_back(struct inst_state *st, struct inst_key *ke
 	ns.pending_desc[k] = di + 1;
 	ns.pending_n[k] = 1;
 	ns.pending_tid = (__u32)c->pid_tgid;
+	ns.owner_tgid = (__u32)(c->pid_tgid >> 32);
 	if (bpf_map_update_elem(&instances, key, &ns, BPF_NOEXIST) == -E2BIG) {
 		struct pb_engine_stats *es = estats();
 
 		if (es)
 			es->instance_map_full++;
 		rs->state_full++;
+		mark_lost(key->resource);
 		*flags |= PB_RF_STATE_FULL;
 	}
 }

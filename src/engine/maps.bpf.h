@@ -49,6 +49,15 @@ struct {
 	__type(value, __s64);
 } res_cap SEC(".maps");
 
+/* per resource: set once an identity was lost (instance map full); from
+ * then on "not active" may be the lost ACQUIRE's and is not judged */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_RESOURCES);
+	__type(key, __u32);
+	__type(value, __u64);
+} res_lost SEC(".maps");
+
 #define inst_key pb_inst_key
 #define inst_state pb_inst_state
 
@@ -56,7 +65,7 @@ struct {
  * to the last RELEASE, or from a held-back USE/RELEASE until charged */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 65536);	/* engine_opts.max_instances */
 	__type(key, struct inst_key);
 	__type(value, struct inst_state);
 } instances SEC(".maps");
@@ -188,9 +197,93 @@ static __always_inline struct pb_engine_stats *estats(void)
 	return bpf_map_lookup_elem(&engine_stats, &z);
 }
 
-static __always_inline bool tracked_tgid(__u32 tgid)
+/* Tracked processes (events.h, struct pb_proc); max_entries from
+ * engine_opts.max_procs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct pb_proc);
+} procs SEC(".maps");
+
+/* --cgroup: slot 0 holds the cgroup (v2) whose tasks --all may track */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+/* zero pb_proc to create entries from (keeps 72 bytes off the stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pb_proc);
+} proc_zero SEC(".maps");
+
+/* The tracked entry of a process, NULL when not tracked (unknown, or
+ * excluded by --cgroup). */
+static __always_inline struct pb_proc *proc_known(__u32 tgid)
 {
-	return !filter_tgid || tgid == filter_tgid;
+	struct pb_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (!p || (p->flags & PB_PROC_EXCLUDED))
+		return NULL;
+	return p;
+}
+
+/* Add tgid with flags (its comm from the current task when it is the
+ * current process); a full map is counted. */
+static __always_inline struct pb_proc *proc_add(__u32 tgid, __u32 flags, __u32 ppid, __u64 now)
+{
+	struct pb_engine_stats *es = estats();
+	__u32 zk = 0;
+	struct pb_proc *z = bpf_map_lookup_elem(&proc_zero, &zk), *p;
+	long err;
+
+	if (!z)
+		return NULL;
+	err = bpf_map_update_elem(&procs, &tgid, z, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p) {
+		if (es)
+			__sync_fetch_and_add(&es->proc_map_full, 1);
+		return NULL;
+	}
+	if (err)	/* added meanwhile by another CPU */
+		return p;
+	p->first_ts = now;
+	p->flags = flags;
+	p->ppid = ppid;
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) == tgid)
+		bpf_get_current_comm(p->comm, sizeof(p->comm));
+	if (es)
+		__sync_fetch_and_add(flags & PB_PROC_EXCLUDED ? &es->procs_excluded :
+				     &es->procs_tracked, 1);
+	return p;
+}
+
+/* A probe fired in tgid (the current process): is it recorded? With
+ * --all the first hit adds the process (when --cgroup contains it; an
+ * excluded process is remembered so the check runs once). */
+static __always_inline bool probe_tracked(__u32 tgid, __u64 now)
+{
+	struct pb_proc *p;
+
+	if (track_mode == PB_TRACK_ANY)
+		return true;
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p)
+		return !(p->flags & PB_PROC_EXCLUDED);
+	if (track_mode != PB_TRACK_ALL)
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1) {
+		proc_add(tgid, PB_PROC_EXCLUDED, 0, now);
+		return false;
+	}
+	proc_add(tgid, PB_PROC_SEEN, 0, now);
+	return true;	/* also when the map is full (counted) */
 }
 
 static __always_inline void *rec_reserve(__u32 size)

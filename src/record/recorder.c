@@ -45,7 +45,9 @@ struct recorder *recorder__new(const struct recorder_opts *opts)
 {
 	struct recorder *r;
 
-	if (!opts || (!opts->manifest && !opts->loaded_manifest) || !opts->output || !opts->pid == !opts->cmd ||
+	if (!opts || (!opts->manifest && !opts->loaded_manifest) || !opts->output ||
+	    ((opts->pid || opts->n_pids) && opts->cmd) ||
+	    (!opts->pid && !opts->n_pids && !opts->cmd && !opts->all && !opts->cgroup) ||
 	    (opts->cmd && !opts->cmd[0]) || opts->n_binaries > RECORDER_MAX_BINARIES) {
 		errno = EINVAL;
 		return NULL;
@@ -226,6 +228,12 @@ static int load_engine(struct recorder *r)
 	struct engine_opts eo = { 0 };
 
 	eo.pid = r->child ? r->child : r->o.pid;
+	eo.pids = r->o.pids;
+	eo.n_pids = r->o.n_pids;
+	eo.all = r->o.all;
+	eo.cgroup = r->o.cgroup;
+	eo.follow_forks = r->child != 0;	/* -- CMD: its descendants too */
+	eo.max_instances = recorder_instance_entries(r->m, r->o.max_instances);
 	eo.events = r->o.events;
 	eo.ringbuf_bytes = r->o.ringbuf_bytes;
 	r->e = engine__new(r->p, &eo);
@@ -236,6 +244,9 @@ static int load_engine(struct recorder *r)
 		    err == -EPERM ? " (run as root)" : "");
 		return err;
 	}
+	engine__memory(r->e, &r->mem);
+	if (!r->o.all && !r->o.cgroup)
+		recorder_fork_hint(r);
 	return 0;
 }
 
@@ -261,7 +272,8 @@ static void fill_header(const struct recorder *r, struct trace_header *h)
 	h->pid = (uint32_t)(r->child ? r->child : r->o.pid);
 	h->start_mono_ns = pb_mono_ns();
 	h->start_real_ns = pb_realtime_ns();
-	h->flags = (r->o.events ? TRACE_F_EVENTS : 0) | (r->child ? TRACE_F_SPAWNED : 0);
+	h->flags = (r->o.events ? TRACE_F_EVENTS : 0) | (r->child ? TRACE_F_SPAWNED : 0) |
+		   (r->child || r->o.all || r->o.cgroup || r->o.n_pids ? TRACE_F_MULTI : 0);
 	h->events_version = PB_EVENTS_VERSION;
 	for (i = 0; i < r->p->n_targets && i < TRACE_MAX_TARGETS; i++) {
 		const struct plan_target *t = &r->p->targets[i];
@@ -386,6 +398,8 @@ static int take_snapshot(struct recorder *r)
 	s.engine = r->snap.engine;
 	if (trace_writer__snapshot(r->w, &s))
 		r->write_errors++;
+	if (recorder_procs_update(r, false))
+		r->write_errors++;
 	judge_snapshot(r);
 	envelope_watch__snapshot(r->env, r->snap.ts_ns, r->snap.desc, r->snap.n_desc, r->w,
 				 r->o.message, r->o.ctx);
@@ -425,7 +439,14 @@ static bool target_gone(struct recorder *r)
 		}
 		return false;
 	}
-	return kill(r->o.pid, 0) && errno == ESRCH;
+	if (r->o.all || r->o.cgroup)
+		return false;	/* processes may still start */
+	if (r->o.pid && !(kill(r->o.pid, 0) && errno == ESRCH))
+		return false;
+	for (size_t i = 0; i < r->o.n_pids; i++)
+		if (!(kill(r->o.pids[i], 0) && errno == ESRCH))
+			return false;
+	return true;
 }
 
 static bool stop_requested(struct recorder *r)
@@ -497,6 +518,8 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 	while (engine__poll(r->e, 0, write_record, r) > 0)
 		;
 	err = take_snapshot(r);
+	if (!err)
+		err = recorder_procs_update(r, true);
 	if (!err) {
 		note_lost_evidence(r);
 		envelope_watch__finish(r->env, r->w);
@@ -602,5 +625,6 @@ void recorder__free(struct recorder *r)
 	manifest__free(r->own_m);
 	diags__free(r->diags);
 	free(r->changed);
+	free(r->procs);
 	free(r);
 }

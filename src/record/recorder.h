@@ -66,8 +66,17 @@ struct recorder_opts {
 	const char *output;		/* trace file (required; re-created 0600) */
 	const char *const *binaries;	/* probe these files (plan --binary) */
 	size_t n_binaries;		/* at most RECORDER_MAX_BINARIES */
-	pid_t pid;			/* record this running process, or */
-	char *const *cmd;		/* spawn this command (NULL-terminated) */
+	pid_t pid;			/* record this running process, and/or */
+	const pid_t *pids;		/* these (record --pid repeated), or */
+	size_t n_pids;
+	char *const *cmd;		/* spawn this command (NULL-terminated) and
+					 * follow the processes it forks, and/or */
+	bool all;			/* every process the probes fire in (the
+					 * target file mapped), also ones started
+					 * later; until stopped or duration */
+	const char *cgroup;		/* like all, inside this cgroup v2 directory */
+	uint32_t max_instances;		/* instance-map entries; 0 = from the
+					 * manifest's capacities (at least 65,536) */
 	bool cmd_stdout_to_stderr;	/* the command's stdout goes to stderr */
 	uint64_t duration_ns;		/* 0 = until stopped or the target exits */
 	uint64_t interval_ns;		/* snapshot interval; 0 = 250 ms */
@@ -119,11 +128,19 @@ struct recorder_result {
 	size_t n_confidence;
 	bool any_stale;			/* the model no longer holds somewhere */
 	size_t envelope_warnings;	/* metrics that left the envelope */
+	/* processes (record --all / --pid ... / -- CMD) */
+	const struct trace_proc *procs;	/* processes (tid == pid) and threads */
+	size_t n_procs;
+	uint64_t exit_ended;		/* instances ended by their process's exit */
+	uint64_t exit_outlived;		/* shared ones outliving their process */
+	uint64_t max_instances;		/* instance-map entries */
+	uint64_t instance_map_bytes;	/* its locked memory */
+	uint64_t maps_bytes;		/* all the engine's maps */
 };
 
 /* Copies opts (the strings and arrays it points to must outlive the
- * recorder). NULL + errno (EINVAL: no manifest or output, or not exactly
- * one of pid and cmd). */
+ * recorder). NULL + errno (EINVAL: no manifest or output, both pid and
+ * cmd, or none of pid, pids, cmd, all and cgroup). */
 struct recorder *recorder__new(const struct recorder_opts *opts);
 /* plan -> envelope -> spawn (held) -> engine -> trace header -> confidence
  * -> release the target -> poll/snapshot loop -> end chunk -> stop the

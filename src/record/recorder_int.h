@@ -37,11 +37,26 @@ struct recorder {
 	uint64_t prev_events, prev_ns;	/* progress rate */
 	struct recorder_result res;	/* filled at the end of a run */
 	struct recorder_confidence *changed;
+	/* processes (procs.c) */
+	struct trace_proc *procs;	/* processes and threads seen */
+	size_t n_procs, procs_cap;
+	bool procs_dirty;		/* a new or exited one since the last write */
+	struct engine_memory mem;	/* map memory, read after attach */
 };
 
 /* Send a message to msg, or to pr_err/pr_warn when msg is NULL. */
 void recorder_say(recorder_message_fn msg, void *ctx, enum pb_log_level level,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* procs.c */
+/* Instance-map entries: the override, else every declared capacity live
+ * at once plus 65,536 (capped at 64 Mi). */
+uint32_t recorder_instance_entries(const struct manifest *m, uint32_t override);
+/* Read the engine's tracked processes into r->procs; write the table to
+ * the trace when one is new or exited, or when final. 0 or -errno. */
+int recorder_procs_update(struct recorder *r, bool final);
+/* Warn when a --pid process forks workers running the same program. */
+void recorder_fork_hint(struct recorder *r);
 
 /* summary.c */
 uint64_t recorder_total_events(const struct engine_snapshot *s);

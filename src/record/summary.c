@@ -83,6 +83,15 @@ int recorder_fill_result(struct recorder *r, enum trace_stop_reason why)
 	top = recorder_top_wait(r, &res->top_wait_ns);
 	res->top_wait = top >= 0 ? r->m->resources[top].name : NULL;
 	res->envelope_warnings = envelope_watch__n_warnings(r->env);
+	res->procs = r->procs;
+	res->n_procs = r->n_procs;
+	for (uint32_t i = 0; i < r->snap.n_res; i++) {
+		res->exit_ended += r->snap.res[i].exit_ended;
+		res->exit_outlived += r->snap.res[i].exit_outlived;
+	}
+	res->max_instances = r->mem.max_instances;
+	res->instance_map_bytes = r->mem.instance_bytes;
+	res->maps_bytes = r->mem.maps_bytes;
 	return fill_confidence(r);
 }
 
@@ -109,6 +118,49 @@ static json_t *confidence_json(const struct recorder_result *res)
 	return o;
 }
 
+/* processes recorded (threads are in the trace): [{pid, comm, events, ...}] */
+static json_t *procs_json(const struct recorder_result *res)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < res->n_procs; i++) {
+		const struct trace_proc *p = &res->procs[i];
+
+		if (p->tid != p->pid)
+			continue;
+		json_array_append_new(a, json_pack("{s:i, s:s, s:I, s:i, s:b, s:I}",
+			"pid", (int)p->pid, "comm", p->comm, "events", (json_int_t)p->events,
+			"ppid", (int)p->ppid, "exited", (p->flags & PB_PROC_EXITED) != 0,
+			"held_at_exit", (json_int_t)p->held_at_exit));
+	}
+	return a;
+}
+
+/* instance-map size and the memory the kernel charges for the maps */
+static json_t *memory_json(const struct recorder_result *res)
+{
+	return json_pack("{s:I, s:I, s:f, s:I}",
+		"max_instances", (json_int_t)res->max_instances,
+		"instance_map_bytes", (json_int_t)res->instance_map_bytes,
+		"bytes_per_instance", res->max_instances ?
+			(double)res->instance_map_bytes / (double)res->max_instances : 0.0,
+		"maps_bytes", (json_int_t)res->maps_bytes);
+}
+
+/* processes, exits, memory: added to the summary object o */
+static void multi_json(json_t *o, const struct recorder_result *res)
+{
+	const struct pb_engine_stats *es = &res->engine;
+
+	json_object_set_new(o, "processes", procs_json(res));
+	json_object_set_new(o, "exits", json_pack("{s:I, s:I, s:I}",
+		"processes_exited", (json_int_t)es->procs_exited,
+		"instances_ended_by_exit", (json_int_t)res->exit_ended,
+		"shared_outlived_process", (json_int_t)res->exit_outlived));
+	json_object_set_new(o, "memory", memory_json(res));
+}
+
 json_t *recorder__summary_json(const struct recorder *r)
 {
 	const struct recorder_result *res = &r->res;
@@ -123,17 +175,55 @@ json_t *recorder__summary_json(const struct recorder *r)
 		"snapshots", (json_int_t)res->snapshots, "stopped_by", stop_str(res->stopped_by),
 		"top_wait_resource", res->top_wait,
 		"bytes", (json_int_t)res->bytes,
-		"lost", json_pack("{s:I, s:I, s:I, s:I, s:I}",
+		"lost", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"instance_map_full", (json_int_t)es->instance_map_full,
+			"process_map_full", (json_int_t)es->proc_map_full,
+			"processes_outside_cgroup", (json_int_t)es->procs_excluded,
+			"not_active_unjudged", (json_int_t)es->lost_unjudged,
 			"thread_map_full", (json_int_t)es->thread_map_full,
 			"span_overflow", (json_int_t)es->span_overflow,
 			"return_without_entry", (json_int_t)es->stash_missing,
 			"write_errors", (json_int_t)res->write_errors));
 	if (o)
 		json_object_set_new(o, "confidence", confidence_json(res));
+	if (o)
+		multi_json(o, res);
 	if (o && r->env)
 		json_object_set_new(o, "envelope", envelope_watch__json(r->env));
 	return o;
+}
+
+#define SUMMARY_PROCS	8	/* processes listed in the text summary */
+
+/* "processes: 3 (1 exited): 4211 postgres 1200 events, ..." */
+static void print_procs(const struct recorder_result *res, FILE *out)
+{
+	size_t i, n = 0, shown = 0, exited = 0;
+
+	for (i = 0; i < res->n_procs; i++)
+		if (res->procs[i].tid == res->procs[i].pid) {
+			n++;
+			exited += (res->procs[i].flags & PB_PROC_EXITED) != 0;
+		}
+	if (!n)
+		return;
+	fprintf(out, "processes: %zu (%zu exited)", n, exited);
+	for (i = 0; i < res->n_procs && shown < SUMMARY_PROCS; i++) {
+		const struct trace_proc *p = &res->procs[i];
+
+		if (p->tid != p->pid)
+			continue;
+		fprintf(out, "%s %u %s %llu events%s", shown ? "," : ":", p->pid,
+			p->comm[0] ? p->comm : "?", (unsigned long long)p->events,
+			p->flags & PB_PROC_EXITED ? " (exited)" : "");
+		shown++;
+	}
+	fprintf(out, "%s\n", shown < n ? ", ..." : "");
+	if (res->exit_ended || res->exit_outlived)
+		fprintf(out, "exits: %llu instances ended with their process (not leaks); %llu "
+			"shared instances outlived the process that acquired them (leak "
+			"candidates)\n", (unsigned long long)res->exit_ended,
+			(unsigned long long)res->exit_outlived);
 }
 
 void recorder__summary_print(const struct recorder *r, FILE *out)
@@ -150,6 +240,12 @@ void recorder__summary_print(const struct recorder *r, FILE *out)
 	if (res->top_wait)
 		fprintf(out, "top wait: %s (%.1f ms in WAIT spans)\n", res->top_wait,
 			(double)res->top_wait_ns / 1e6);
+	print_procs(res, out);
+	fprintf(out, "instance map: %llu entries, %.1f MiB locked (%.0f B per tracked instance); "
+		"all maps %.1f MiB\n", (unsigned long long)res->max_instances,
+		(double)res->instance_map_bytes / (1 << 20),
+		res->max_instances ? (double)res->instance_map_bytes / (double)res->max_instances : 0,
+		(double)res->maps_bytes / (1 << 20));
 	for (i = 0; i < res->n_confidence; i++)
 		fprintf(out, "confidence: %s is %s (%s)\n", res->confidence[i].id,
 			pb_confidence_str(res->confidence[i].state),
@@ -167,6 +263,22 @@ void recorder__summary_warnings(const struct recorder *r,
 		snprintf(msg, sizeof(msg), "%llu records were dropped (ring buffer full): the trace's "
 			 "event stream is incomplete; the aggregate counters are complete (try "
 			 "--ringbuf-kib)", (unsigned long long)es->ringbuf_drops);
+		fn(msg, ctx);
+	}
+	if (es->instance_map_full) {
+		snprintf(msg, sizeof(msg), "lost identities: the instance map (%llu entries) was "
+			 "full (or an entry raced) %llu times: those events are counted but not "
+			 "tracked (try "
+			 "--max-instances); %llu USE/RELEASE of instances not active were not "
+			 "judged (maybe a lost ACQUIRE's)", (unsigned long long)r->res.max_instances,
+			 (unsigned long long)es->instance_map_full,
+			 (unsigned long long)es->lost_unjudged);
+		fn(msg, ctx);
+	}
+	if (es->proc_map_full) {
+		snprintf(msg, sizeof(msg), "lost evidence: %llu processes could not be tracked "
+			 "(process map full): their OS effects and exits are not joined",
+			 (unsigned long long)es->proc_map_full);
 		fn(msg, ctx);
 	}
 	if (es->instance_map_full || es->thread_map_full || es->span_overflow ||

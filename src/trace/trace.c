@@ -31,7 +31,7 @@ _Static_assert(sizeof(struct pb_desc_stats) ==
 		       64 + 8 * PB_HIST_BUCKETS + 56 + 8 * PB_INV_SLOTS + 24 * PB_FX_SLOTS,
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
-_Static_assert(sizeof(struct pb_res_stats) == 72, "pb_res_stats layout");
+_Static_assert(sizeof(struct pb_res_stats) == 96, "pb_res_stats layout");	/* 72 before v5 */
 
 #define TRACE_REC_BUF	(256u << 10)	/* records per chunk: at most this many bytes */
 
@@ -202,6 +202,28 @@ int trace_writer__note(struct trace_writer *w, const char *text)
 	return append(w, TRACE_CHUNK_NOTE, text, strlen(text));
 }
 
+int trace_writer__procs(struct trace_writer *w, const struct trace_proc *p, size_t n)
+{
+	struct trace_procs_hdr h = { .n = (uint32_t)n, .entry_size = sizeof(*p) };
+	size_t len = sizeof(h) + n * sizeof(*p);
+	uint8_t *buf;
+	int err;
+
+	if (!n)
+		return 0;
+	err = trace_writer__flush(w);
+	if (err)
+		return err;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), p, n * sizeof(*p));
+	err = append(w, TRACE_CHUNK_PROCS, buf, len);
+	free(buf);
+	return err;
+}
+
 int trace_writer__end(struct trace_writer *w, const struct trace_end *e)
 {
 	int err = trace_writer__flush(w);
@@ -259,6 +281,7 @@ struct trace_reader {
 	struct pb_desc_stats *snap_desc;
 	struct pb_res_stats *snap_res;
 	char *note;
+	struct trace_proc *procs;	/* the last TRACE_CHUNK_PROCS read */
 	bool ended;
 	char *cut;
 };
@@ -413,6 +436,34 @@ static int read_snapshot(struct trace_reader *r, const uint8_t *buf, size_t len,
 	return 0;
 }
 
+/* A TRACE_CHUNK_PROCS chunk into r->procs (each entry copied at the
+ * writer's entry size, missing tail bytes zero). */
+static int read_procs(struct trace_reader *r, const uint8_t *buf, size_t len,
+		      struct trace_item *it)
+{
+	struct trace_procs_hdr h;
+	size_t i, esz;
+
+	if (len < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (!h.entry_size || h.entry_size > 4096 || (len - sizeof(h)) / h.entry_size < h.n ||
+	    (len - sizeof(h)) != (size_t)h.n * h.entry_size)
+		return -EBADMSG;
+	free(r->procs);
+	r->procs = calloc(h.n + 1, sizeof(*r->procs));
+	if (!r->procs)
+		return -ENOMEM;
+	esz = h.entry_size < sizeof(*r->procs) ? h.entry_size : sizeof(*r->procs);
+	for (i = 0; i < h.n; i++) {
+		memcpy(&r->procs[i], buf + sizeof(h) + i * h.entry_size, esz);
+		r->procs[i].comm[sizeof(r->procs[i].comm) - 1] = 0;
+	}
+	it->procs = r->procs;
+	it->n_procs = h.n;
+	return 0;
+}
+
 static void set_cut(struct trace_reader *r, const char *why)
 {
 	if (!r->cut)
@@ -481,6 +532,16 @@ int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 			it->type = TRACE_ITEM_NOTE;
 			it->note = r->note;
 			return 1;
+		case TRACE_CHUNK_PROCS:
+			ret = read_procs(r, buf, len, it);
+			if (ret == -ENOMEM)
+				return ret;
+			if (ret) {
+				set_cut(r, "malformed processes chunk");
+				continue;
+			}
+			it->type = TRACE_ITEM_PROCS;
+			return 1;
 		case TRACE_CHUNK_END:
 			memcpy(&it->end, buf, len < sizeof(it->end) ? len : sizeof(it->end));
 			r->ended = true;
@@ -514,6 +575,7 @@ void trace_reader__free(struct trace_reader *r)
 	free(r->snap_desc);
 	free(r->snap_res);
 	free(r->note);
+	free(r->procs);
 	free(r->cut);
 	free(r);
 }

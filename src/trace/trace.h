@@ -12,6 +12,8 @@
  *     TRACE_CHUNK_RECORDS   ring-buffer records as raw bytes (engine/events.h)
  *     TRACE_CHUNK_SNAPSHOT  aggregate stats at one time (struct trace_snap_hdr)
  *     TRACE_CHUNK_NOTE      one line of text (lost evidence, missing probes)
+ *     TRACE_CHUNK_PROCS     processes and threads recorded: pid, names (comm),
+ *                           events, exit (struct trace_procs_hdr + entries)
  *     TRACE_CHUNK_END       clean end with totals (struct trace_end)
  *
  * All multi-byte fields are little-endian, fixed width. A file without
@@ -37,11 +39,15 @@ enum trace_chunk_type {
 	TRACE_CHUNK_SNAPSHOT = 4,
 	TRACE_CHUNK_NOTE = 5,
 	TRACE_CHUNK_END = 6,
+	TRACE_CHUNK_PROCS = 7,		/* older readers skip it (unknown type) */
 };
 
 /* trace_header.flags */
 #define TRACE_F_EVENTS		(1u << 0)	/* recorded with --events (records present) */
 #define TRACE_F_SPAWNED		(1u << 1)	/* target started by record (-- CMD) */
+#define TRACE_F_MULTI		(1u << 2)	/* several processes: --all, --cgroup,
+						 * --pid repeated, or -- CMD's forks
+						 * (TRACE_CHUNK_PROCS names them) */
 
 struct trace_build_id {
 	uint32_t len;			/* bytes used in id[], 0 = none */
@@ -109,6 +115,30 @@ struct trace_snap_hdr {
 	uint32_t _pad;
 };
 
+/* TRACE_CHUNK_PROCS payload: trace_procs_hdr, then n x entry_size bytes
+ * (struct trace_proc; a longer entry from a newer writer still reads).
+ * One entry per process (tid == pid) or thread (tid != pid); a later
+ * entry for the same (pid, tid) replaces an earlier one (a process first
+ * seen, then exited; the final table at the end of the recording). */
+struct trace_procs_hdr {
+	uint32_t n;
+	uint32_t entry_size;
+};
+
+struct trace_proc {
+	uint32_t pid;			/* tgid */
+	uint32_t tid;			/* = pid for the process itself */
+	uint32_t ppid;			/* tracked parent (forked), else 0 */
+	uint32_t flags;			/* PB_PROC_* (engine/events.h) */
+	uint64_t first_ts;		/* CLOCK_MONOTONIC: tracked from */
+	uint64_t exit_ts;		/* exited at, 0 = alive at the end */
+	uint64_t events;		/* resource events in it (processes) */
+	uint64_t held_at_exit;		/* instances that ended with its exit */
+	int32_t exit_code;		/* wait-status style (exit_code of the task) */
+	uint32_t _pad;
+	char comm[16];			/* NUL-padded process / thread name */
+};
+
 /* TRACE_CHUNK_END payload. */
 enum trace_stop_reason {
 	TRACE_STOP_SIGNAL = 1,		/* SIGINT / SIGTERM */
@@ -151,6 +181,8 @@ int trace_writer__record(struct trace_writer *w, const void *rec, size_t len);
 int trace_writer__flush(struct trace_writer *w);
 int trace_writer__snapshot(struct trace_writer *w, const struct trace_snapshot *s);
 int trace_writer__note(struct trace_writer *w, const char *text);
+/* One TRACE_CHUNK_PROCS chunk of n entries (n may be 0: nothing written). */
+int trace_writer__procs(struct trace_writer *w, const struct trace_proc *p, size_t n);
 /* Flush, write TRACE_CHUNK_END. */
 int trace_writer__end(struct trace_writer *w, const struct trace_end *e);
 uint64_t trace_writer__records(const struct trace_writer *w);
@@ -168,6 +200,7 @@ enum trace_item_type {
 	TRACE_ITEM_SNAPSHOT = 2,	/* item.snap */
 	TRACE_ITEM_NOTE = 3,		/* item.note (NUL-terminated) */
 	TRACE_ITEM_END = 4,		/* item.end */
+	TRACE_ITEM_PROCS = 5,		/* item.procs, item.n_procs */
 };
 
 struct trace_item {
@@ -177,6 +210,8 @@ struct trace_item {
 	struct trace_snapshot snap;	/* arrays valid until next call */
 	const char *note;
 	struct trace_end end;
+	const struct trace_proc *procs;	/* valid until next call */
+	size_t n_procs;
 };
 
 /* Open path, check the header, and read the manifest and plan chunks.
