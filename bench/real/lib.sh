@@ -28,11 +28,14 @@ PG_OPTS=${PG_OPTS:--c autovacuum=off -c bgwriter_delay=10000 -c wal_writer_delay
 real_on_exit() { REAL_CLEANUP="$1
 $REAL_CLEANUP"; }
 
+# Every step runs even when one fails (a kill of a process already gone)
+# and under set -e in the caller.
 real_cleanup() {
 	rc=$?
+	set +e
 	trap - EXIT INT TERM
 	printf '%s\n' "$REAL_CLEANUP" | while IFS= read -r c; do
-		[ -n "$c" ] && eval "$c" >/dev/null 2>&1
+		[ -z "$c" ] || eval "$c" >/dev/null 2>&1 || true
 	done
 	REAL_CLEANUP=""
 	exit $rc
@@ -44,6 +47,16 @@ real_tmpdir() {
 	REAL_DIR=$(mktemp -d /tmp/probity-real.XXXXXX) || return 1
 	real_on_exit "rm -rf '$REAL_DIR'"
 	chown "$1": "$REAL_DIR" && chmod 0755 "$REAL_DIR"
+}
+
+# real_cgroup: REAL_CGROUP = a new cgroup v2 for the server (its processes
+# and their forks, nothing else), removed at exit after the server stops
+real_cgroup() {
+	cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$cg2" ] || { echo "no cgroup v2 mounted" >&2; return 1; }
+	REAL_CGROUP=$(mktemp -d "$cg2/probity-real.XXXXXX" 2>/dev/null) ||
+		{ REAL_CGROUP=$cg2/probity-real.$$; mkdir "$REAL_CGROUP" || return 1; }
+	real_on_exit "for i in 1 2 3 4 5 6; do rmdir '$REAL_CGROUP' && break; sleep 0.5; done"
 }
 
 # real_free_port: a TCP port nothing listens on at 127.0.0.1 (the kernel
@@ -59,13 +72,16 @@ real_as() { u=$1; shift; runuser -u "$u" -- "$@"; }
 # pg_start DIR PORT: a throwaway PostgreSQL 15 cluster in DIR/data, socket
 # in DIR, listening on 127.0.0.1:PORT only; registers its stop. Settings
 # stay at their defaults except those that keep it small, private and
-# quiet (PG_OPTS; fsync=off: nothing here needs to survive a crash).
-# PG_PID = the postmaster's pid.
+# quiet (PG_OPTS; fsync=off: nothing here needs to survive a crash), in
+# its own cgroup (REAL_CGROUP). PG_PID = the postmaster's pid.
 pg_start() {
 	real_as postgres "$PG_BIN/initdb" -D "$1/data" -A trust -U postgres \
 		--no-sync >"$1/initdb.log" 2>&1 || { cat "$1/initdb.log" >&2; return 1; }
+	real_cgroup || return 1
 	real_on_exit "runuser -u postgres -- '$PG_BIN/pg_ctl' -D '$1/data' -m immediate -w -t 20 stop"
-	real_as postgres "$PG_BIN/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 60 \
+	# shellcheck disable=SC2016
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$REAL_CGROUP" \
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 60 \
 		-o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c max_connections=40 -c fsync=off $PG_OPTS" \
 		start >/dev/null || { tail -20 "$1/server.log" >&2; return 1; }
 	PG_PID=$(head -1 "$1/data/postmaster.pid")
@@ -83,9 +99,10 @@ pg_bench() {
 	real_as postgres "$PG_BIN/pgbench" -h "$d" -p "$p" "$@" postgres
 }
 
-# pg_usdt_bt FILE [PID [PROBE...]]: write a bpftrace program to FILE that
-# counts PostgreSQL's own USDT probes (PROBEs, default PG_USDT_PROBES) per
-# process (all processes of the binary, or only PID when not empty): the
+# pg_usdt_bt FILE [PID|cgroup [PROBE...]]: write a bpftrace program to FILE
+# that counts PostgreSQL's own USDT probes (PROBEs, default PG_USDT_PROBES)
+# per process (all processes of the binary; only PID; or with "cgroup" only
+# those in REAL_CGROUP): the
 # ground truth the shipped manifests are checked against. Printed at exit
 # as JSON maps (bpftrace -f json), one per probe.
 PG_USDT_PROBES="lwlock__acquire lwlock__condacquire lwlock__condacquire__fail
@@ -93,7 +110,11 @@ lwlock__acquire__or__wait lwlock__release lwlock__wait__start lock__wait__start
 buffer__read__done"
 pg_usdt_bt() {
 	f=$1 filt="" probes=$PG_USDT_PROBES
-	[ -n "${2:-}" ] && filt="/pid == $2/ "
+	case "${2:-}" in
+	"") ;;
+	cgroup) filt="/cgroup == cgroupid(\"$REAL_CGROUP\")/ " ;;
+	*) filt="/pid == $2/ " ;;
+	esac
 	[ $# -gt 2 ] && { shift 2; probes=$*; }
 	: >"$f"
 	for u in $probes; do

@@ -11,6 +11,7 @@ import re
 import statistics
 import sys
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from summarize import machine  # noqa: E402  (bench/summarize.py)
 

@@ -5,14 +5,15 @@
 # instead under CI=true). A throwaway cluster (bench/real/lib.sh: temp
 # directory, free loopback port, user postgres, stopped by the trap on
 # every path) runs:
-#  1. counts: pgbench -S under `record --all -m lwlock.yaml` while bpftrace
-#     counts PostgreSQL's own USDT probes in the same run: LWLockAcquire,
-#     ConditionalAcquire (true) and Release events must EQUAL the
-#     lwlock__acquire, lwlock__condacquire and lwlock__release hits,
-#     summed over every backend (the manifest and the probes mark the same
-#     points; docs/servers.md). Background workers are kept asleep
-#     (PG_OPTS) so that the two tracers, attached a moment apart, see the
-#     same events.
+#  1. counts: pgbench -S under `record --cgroup <the cluster's cgroup>
+#     -m lwlock.yaml` (--all limited to this cluster) while bpftrace counts
+#     PostgreSQL's own USDT probes in the same cgroup and run:
+#     LWLockAcquire, ConditionalAcquire (true) and Release events must
+#     EQUAL the lwlock__acquire, lwlock__condacquire and lwlock__release
+#     hits, summed over every backend, and each backend's event total must
+#     equal its probes' identity (docs/servers.md). Background workers are
+#     kept asleep (PG_OPTS) so that the two tracers, attached a moment
+#     apart, see the same events.
 #  2. healthy: pgbench -S under lock.yaml: no finding above severity 20.
 #  3. planted: one session holds advisory lock 42 while pgbench clients
 #     queue on pg_advisory_lock(42): the #1 finding is about that lock,
@@ -67,12 +68,16 @@ rec_start() {
 rec_stop() { kill -INT "$REC_PID" 2>/dev/null; wait "$REC_PID"; }
 
 # 1. counts against the USDT probes
-PROBES="lwlock__acquire lwlock__condacquire lwlock__release"
+PROBES="lwlock__acquire lwlock__condacquire lwlock__release lwlock__wait__start
+lwlock__acquire__or__wait lwlock__acquire__or__wait__fail"
 phase "counts"
 if [ $ALL -eq 1 ]; then
-	pg_usdt_bt "$W/count.bt" "" $PROBES
+	# --cgroup of the throwaway cluster: --all would also count other
+	# PostgreSQL 15 servers on this machine (the distribution's own
+	# cluster), and bpftrace is limited to the same cgroup
+	pg_usdt_bt "$W/count.bt" cgroup $PROBES
 	bt_start "$W/count.bt" "$W/count.bt.json" || { echo "FAIL: bpftrace did not attach"; exit 1; }
-	rec_start count -m "$M/lwlock.yaml" --all
+	rec_start count -m "$M/lwlock.yaml" --cgroup "$REAL_CGROUP"
 	pg_bench "$W" "$PORT" -n -S -c 4 -j 2 -T 2 >"$W/count.pgbench" 2>&1 || err "pgbench failed"
 	pg_wait_backends "$PM" || err "backends did not exit"
 else
@@ -90,7 +95,7 @@ fi
 rec_stop
 bt_stop
 "$P" -j health "$W/count.trace" >"$W/count.health" 2>&1 || err "health count.trace"
-python3 - "$W/count.health" "$W/count.bt.json" <<'EOF' || fail=1
+python3 - "$W/count.health" "$W/count.bt.json" "$W/count.rec" <<'EOF' || fail=1
 import json, sys
 h = json.load(open(sys.argv[1]))
 ev = {d['id']: d['events'] for d in h['descriptors']}
@@ -111,6 +116,23 @@ for d, u in pairs:
     ok = got == want and want > 0
     bad += not ok
     print('%s %s %s events, USDT %s %d hits (%s)' % ('ok  ' if ok else 'FAIL', d, got, u, want, per))
+# every backend, one by one: the events probity counted in each process
+# (all 7 descriptors) against the probes' identity for the same process:
+# 2 x acquire (span + ACQUIRE) + cond + 2 x or_wait + or_wait_fail
+# (ACQUIRE when true, span always) + release + wait_start
+procs = [json.loads(l) for l in open(sys.argv[3]) if l.startswith('{')][-1].get('processes')
+if procs is not None:
+    got = {str(p['pid']): p['events'] for p in procs}
+    pids = set().union(*[set(v) for v in bt.values()])
+    def n(probe, pid):
+        return bt.get(probe, {}).get(pid, 0)
+    for pid in sorted(pids):
+        want = (2 * n('lwlock__acquire', pid) + n('lwlock__condacquire', pid) +
+                2 * n('lwlock__acquire__or__wait', pid) + n('lwlock__acquire__or__wait__fail', pid) +
+                n('lwlock__release', pid) + n('lwlock__wait__start', pid))
+        ok = got.get(pid) == want
+        bad += not ok
+        print('%s process %s: %s events, USDT identity %d' % ('ok  ' if ok else 'FAIL', pid, got.get(pid), want))
 sys.exit(1 if bad else 0)
 EOF
 [ $fail -eq 0 ] || { cat "$W/count.rec" "$W/count.rerr"; head -c 600 "$W/count.health"; }
@@ -161,8 +183,9 @@ if [ $ALL -eq 1 ]; then
 	PB=$!
 	sleep 1.5
 	pg_send 6 "SELECT pg_advisory_unlock(42);"
+	pg_send 6 '\q'
 	wait $PB || err "pgbench failed: $(tail -3 "$W/planted.pgbench")"
-	pg_wait_backends "$PM"
+	pg_wait_backends "$PM" || err "backends did not exit"
 else
 	pg_session "$W" "$PORT" 7 waiter || exit 1
 	rec_start planted -m "$M/lock.yaml" --pid "$PG_SESSION_PID" --events
@@ -173,9 +196,9 @@ else
 	pg_send 6 "SELECT pg_advisory_unlock(42);"
 	sleep 0.3
 	pg_send 7 '\q'
+	pg_send 6 '\q'
 fi
 rec_stop
-pg_send 6 '\q'
 report planted && python3 - "$W/planted.json" "$HOLDER" "$ALL" <<'EOF' || fail=1
 import json, sys
 r, holder, all_mode = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == '1'
@@ -194,6 +217,11 @@ else:
         bad.append('wait time %s < 0.5 s' % wait)
     if all_mode and holder not in text + ' ' + f.get('summary', ''):
         bad.append('holder backend %s not named' % holder)
+    # the waiters slept: their off-CPU time is on the wait evidence
+    off = [e['value'] for x in fs if x['resource'] == f['resource'] and x['kind'] == 'contention'
+           for e in x['evidence'] if e['key'] == 'off_cpu_wait_ns']
+    if not off or max(off) < 5e8:
+        bad.append('waiters off-CPU %s < 0.5 s' % off)
 top = '; '.join('%s %s sev %.1f' % (x['kind'], x['resource'], x['severity']) for x in fs[:3])
 print('%s planted: %s' % ('FAIL' if bad else 'ok  ', ', '.join(bad) or top))
 if f:
