@@ -10,8 +10,10 @@
 # A throwaway cluster (bench/real/lib.sh: temp dir, free loopback port,
 # user postgres, stopped by the trap on every path), pgbench -i -s SCALE.
 #  1. Ground truth. For each manifest of manifests/postgresql-15/, one
-#     pgbench run (-T COUNT_S) under `probity record --all` while bpftrace
-#     counts PostgreSQL's own USDT probes in the same run, per process.
+#     pgbench run (-T COUNT_S) under `probity record --cgroup` (--all
+#     limited to the cluster's own cgroup: other PostgreSQL 15 servers on
+#     the machine are not counted) while bpftrace counts PostgreSQL's own
+#     USDT probes in the same cgroup and run, per process.
 #     Per pair (descriptor, probe marking the same point): both counts,
 #     precision = matched / probity, recall = matched / USDT (matched =
 #     the smaller), per-process USDT totals. Manifests are recorded one
@@ -84,9 +86,9 @@ one_backend_work() { # FD NAME
 for m in lwlock buffer lock; do
 	say "counts: $m.yaml vs USDT"
 	if [ $ALL -eq 1 ]; then
-		pg_usdt_bt "$W/c_$m.bt"
+		pg_usdt_bt "$W/c_$m.bt" cgroup
 		bt_start "$W/c_$m.bt" "$W/c_$m.bt.json"
-		rec_start "c_$m" -m "$M/$m.yaml" --all
+		rec_start "c_$m" -m "$M/$m.yaml" --cgroup "$REAL_CGROUP"
 		pg_bench "$W" "$PORT" -n -c "$CLIENTS" -j 2 -T "$COUNT_S" >"$W/c_$m.pgbench" 2>&1
 		pg_wait_backends "$PM" || true
 		rec_stop

@@ -80,6 +80,9 @@ def counts(w):
         per_process.setdefault(m, {})
         for name, by_pid in bt.items():
             per_process[m][name] = {"processes": len(by_pid), "by_pid": by_pid}
+        rec = (objs(f"{w}/c_{m}.rec") or [{}])[-1]
+        if rec.get("processes") is not None:
+            per_process[m]["probity_events"] = {str(p["pid"]): p["events"] for p in rec["processes"]}
     return rows, per_process
 
 
