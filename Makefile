@@ -55,6 +55,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 
 # Subsystem fragments (test fixtures, ...) may add to these.
 TEST_FIXTURES :=
+.DEFAULT_GOAL := all	# the mk/*.mk below define targets too: plain `make` builds all
 -include $(sort $(wildcard mk/*.mk))
 
 .PHONY: all deps demo demo-receipts test test-unit test-asan fuzz fuzz-replay bench clean install-deps

@@ -21,6 +21,7 @@ command -v bpftrace >/dev/null 2>&1 || missing="$missing bpftrace"
 [ -f /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
 	missing="$missing libclang-rt-dev"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"	# tests/cli/report_html.sh
 if [ -n "$missing" ]; then
 	echo "missing:$missing" >&2
 	exit 1

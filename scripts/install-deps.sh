@@ -33,6 +33,7 @@ iproute2 binutils file linux-perf procps systemtap-sdt-dev python3 \
 libdw-dev python3-jsonschema python3-yaml \
 libmicrohttpd-dev libarchive-dev pandoc man-db prometheus openssh-client"
 BPF_PKGS="libbpf-dev bpftool"
+BASE_PKGS="$BASE_PKGS chromium"	# tests: report --html rendered headless (tests/cli/report_html.sh)
 # the real-server test and bench (tests/cli/postgres.sh, bench/real/postgres.sh):
 # the server, pgbench, and bpftrace (the independent USDT counter)
 BASE_PKGS="$BASE_PKGS postgresql-15 postgresql-contrib bpftrace"

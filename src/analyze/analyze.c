@@ -89,7 +89,7 @@ struct analysis *analysis__new(const struct manifest *m, const struct analysis_o
 		a->series[i].elem = sizeof(struct an_point_res);
 	a->waits.elem = a->holds.elem = sizeof(struct an_span);
 	a->uses.elem = a->releases.elem = a->wakeups.elem = sizeof(struct an_point);
-	a->ios.elem = a->faults.elem = sizeof(struct an_point);
+	a->ios.elem = a->faults.elem = a->io_done.elem = sizeof(struct an_point);
 	a->offcpu.elem = sizeof(struct an_offcpu);
 	a->lives.elem = sizeof(struct an_life);
 	return a;
@@ -139,6 +139,7 @@ void analysis__free(struct analysis *a)
 	free(a->uses.v);
 	free(a->releases.v);
 	free(a->wakeups.v);
+	free(a->io_done.v);
 	free(a->ios.v);
 	free(a->faults.v);
 	free(a->offcpu.v);
@@ -526,7 +527,7 @@ static int add_os_rec(struct analysis *a, const union an_rec *u)
 		if (u->s.in && u->s.off_cpu_ns) {
 			struct an_offcpu o = {
 				.start = u->s.off_cpu_ns <= p.ts ? p.ts - u->s.off_cpu_ns : 0,
-				.end = p.ts, .tid = p.tid,
+				.end = p.ts, .tid = p.tid, .pid = p.pid,
 			};
 			return an_vec_push(&a->offcpu, &o, a->o.max_items, &a->c.truncated);
 		}
@@ -539,7 +540,10 @@ static int add_os_rec(struct analysis *a, const union an_rec *u)
 			p.a = u->b.bytes;
 			return an_vec_push(&a->ios, &p, a->o.max_items, &a->c.truncated);
 		}
-		return 0;
+		p.a = u->b.latency_ns;
+		p.b = u->b.bytes;
+		p.extra = u->b.write;
+		return an_vec_push(&a->io_done, &p, a->o.max_items, &a->c.truncated);
 	case PB_REC_FAULT:
 		return an_vec_push(&a->faults, &p, a->o.max_items, &a->c.truncated);
 	case PB_REC_EXIT:

@@ -145,10 +145,32 @@ const struct pb_desc_stats *analysis__desc_stats(const struct analysis *a, uint3
 const struct pb_res_stats *analysis__res_stats(const struct analysis *a, uint32_t resource);
 enum pb_confidence analysis__confidence(const struct analysis *a, uint32_t descriptor);
 
-/* Chrome/Perfetto trace-event JSON: WAIT and hold spans per thread ("X"),
- * USE instants ("i"), live instances / outstanding units counters ("C").
- * Needs analysis__finish first. Returns 0 or -errno; *n_spans (may be NULL)
- * gets the number of spans written (0 when the trace had no --events). */
+/* Process and thread names (comm) for what prints a pid or tid: fn returns
+ * the name of tid in process pid (tid == pid: the process; pid 0: not
+ * known, find the thread by tid), or NULL when the trace does not say.
+ * Without one, pids and tids show as numbers. Set it before
+ * analysis__finish for the findings' evidence lines to name threads. */
+typedef const char *(*analysis_comm_fn)(void *ctx, uint32_t pid, uint32_t tid);
+void analysis__set_comm(struct analysis *a, analysis_comm_fn fn, void *ctx);
+const char *analysis__comm(const struct analysis *a, uint32_t pid, uint32_t tid);
+
+/* Chrome/Perfetto trace-event JSON (docs/report.md, "probity export"):
+ * absolute CLOCK_MONOTONIC timestamps (us, as `perf record -k mono`),
+ * process/thread name metadata ("M"), WAIT spans and off-CPU slices per
+ * thread ("X", nested: a slice crossing its parent's end is clipped and
+ * counted), holds and block I/O as async slices ("b"/"e"), USE instants
+ * ("i"), flow arrows ("s"/"f") from a thread that released a resource to
+ * the WAIT on it that its wakeup ended, and per-resource counters ("C").
+ * Needs analysis__finish first. Returns 0 or -errno. */
+struct perfetto_stats {
+	size_t spans;		/* WAIT and hold slices */
+	size_t offcpu, io;	/* off-CPU and block-I/O slices */
+	size_t flows;		/* release -> woken WAIT arrows */
+	size_t clipped;		/* slices cut to nest inside their parent */
+	size_t threads, named;	/* thread tracks, of which with a name (comm) */
+};
+int export__perfetto_stats(const struct analysis *a, FILE *out, struct perfetto_stats *st);
+/* The same; *n_spans (may be NULL) gets perfetto_stats.spans. */
 int export__perfetto(const struct analysis *a, FILE *out, size_t *n_spans);
 
 #endif

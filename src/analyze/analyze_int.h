@@ -30,6 +30,7 @@ struct an_point {
 struct an_offcpu {
 	uint64_t start, end;
 	uint32_t tid;
+	uint32_t pid;
 };
 
 /* one generation (lifetime) of (resource, instance) */
@@ -82,6 +83,8 @@ struct analysis {
 	struct an_vec releases;		/* an_point: a = resource */
 	struct an_vec wakeups;		/* an_point: a = wakee tid */
 	struct an_vec ios;		/* an_point: a = bytes */
+	struct an_vec io_done;		/* an_point at completion: a = latency ns, b = bytes,
+					 * extra = write (the export draws I/O slices) */
 	struct an_vec faults;		/* an_point */
 	struct an_vec offcpu;		/* an_offcpu */
 	struct an_vec lives;		/* an_life */
@@ -93,6 +96,9 @@ struct analysis {
 	const struct trace_proc *procs;	/* names (analysis__set_procs), borrowed */
 	size_t n_procs;
 
+	analysis_comm_fn comm;		/* names for pids/tids (analysis__set_comm) */
+	void *comm_ctx;
+
 	bool finished;
 	struct finding *findings;
 	size_t n_findings;
@@ -101,6 +107,8 @@ struct analysis {
 void an_fmt_ns(char *buf, size_t sz, double ns);
 /* " (NAME, pid P)" for thread tid when the trace names it, else "" */
 const char *an_who(const struct analysis *a, uint32_t tid, char *buf, size_t sz);
+/* "tid N (COMM)", or "tid N" when no name is known (pid 0: not known) */
+const char *an_tid_label(const struct analysis *a, uint32_t pid, uint32_t tid, char *buf, size_t sz);
 unsigned an_hist_bucket(uint64_t ns);	/* log2 bucket of a duration */
 int an_vec_push(struct an_vec *v, const void *elem, size_t max, uint64_t *truncated);
 #define AN_AT(vec, type, i) (&((type *)(vec)->v)[i])

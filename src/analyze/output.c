@@ -140,3 +140,51 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top)
 	if (n < a->n_findings)
 		fprintf(out, "\n(%zu more findings; --top to show them)\n", a->n_findings - n);
 }
+
+void analysis__set_comm(struct analysis *a, analysis_comm_fn fn, void *ctx)
+{
+	if (!a)
+		return;
+	a->comm = fn;
+	a->comm_ctx = ctx;
+}
+
+/* the trace's own process table (analysis__set_procs) names a thread, or
+ * failing that its process */
+static const char *procs_comm(const struct analysis *a, uint32_t pid, uint32_t tid)
+{
+	const char *by_pid = NULL;
+	size_t i;
+
+	for (i = 0; i < a->n_procs; i++) {
+		const struct trace_proc *p = &a->procs[i];
+
+		if (!p->comm[0])
+			continue;
+		if (p->tid == tid && (!pid || p->pid == pid))
+			return p->comm;
+		if (pid && p->pid == pid && p->tid == pid)
+			by_pid = p->comm;
+	}
+	return by_pid;
+}
+
+const char *analysis__comm(const struct analysis *a, uint32_t pid, uint32_t tid)
+{
+	if (!a)
+		return NULL;
+	if (a->comm)
+		return a->comm(a->comm_ctx, pid, tid);
+	return procs_comm(a, pid, tid);
+}
+
+const char *an_tid_label(const struct analysis *a, uint32_t pid, uint32_t tid, char *buf, size_t sz)
+{
+	const char *comm = analysis__comm(a, pid, tid);
+
+	if (comm)
+		snprintf(buf, sz, "tid %u (%s)", tid, comm);
+	else
+		snprintf(buf, sz, "tid %u", tid);
+	return buf;
+}

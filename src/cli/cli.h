@@ -26,6 +26,10 @@ struct cmd {
 
 extern bool json_output;
 extern bool pretty_output;
+/* Under -j a command prints one JSON document; one that streams (health
+ * --follow) sets this first and prints JSON Lines: one compact document
+ * per json_print_and_free, as many as it needs. */
+extern bool json_lines;
 extern int verbose;
 extern const char *bin_name;
 
@@ -63,5 +67,6 @@ int do_train(int argc, char **argv);		/* src/cli/train.c */
 int do_sample(int argc, char **argv);		/* src/cli/sample.c */
 int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
 int do_metrics(int argc, char **argv);		/* src/cli/metrics.c */
+int do_script(int argc, char **argv);		/* src/cli/script.c */
 
 #endif

@@ -13,10 +13,14 @@ static void export_help(FILE *out)
 		"Usage: %s [-j] export --perfetto TRACE -o FILE\n"
 		"\n"
 		"Convert a trace into Chrome/Perfetto trace-event JSON, viewable in the\n"
-		"Perfetto UI (ui.perfetto.dev) or chrome://tracing: WAIT spans and holds\n"
-		"(ACQUIRE -> RELEASE of one generation) per thread, USE instants, and\n"
-		"counters of live instances and outstanding units per resource.\n"
-		"Spans need a trace recorded with 'probity record --events'; from an\n"
+		"Perfetto UI (ui.perfetto.dev) or chrome://tracing. Timestamps are the\n"
+		"trace's CLOCK_MONOTONIC in microseconds, so the file lines up with\n"
+		"'perf record -k mono' of the same run. Per thread (named by its comm when\n"
+		"the trace has it): WAIT spans, holds (ACQUIRE -> RELEASE of one\n"
+		"generation), off-CPU and block-I/O slices, USE instants; flow arrows from\n"
+		"a thread that released a resource to the WAIT its wakeup ended; counters\n"
+		"of live instances and outstanding units per resource.\n"
+		"Slices need a trace recorded with 'probity record --events'; from an\n"
 		"aggregate-only trace only the counters are written (and a warning says so).\n"
 		"\n"
 		"Options:\n"
@@ -27,6 +31,38 @@ static void export_help(FILE *out)
 		"Exit status: 0 written; 2 usage error, unreadable or corrupt trace;\n"
 		"3 the output could not be written.\n",
 		bin_name);
+}
+
+/* warnings about what could not be drawn, then the summary (stderr, or
+ * the one JSON document under -j when the file is not stdout) */
+static void print_summary(const struct loaded_trace *lt, const char *trace, const char *output,
+			  bool to_stdout, const struct perfetto_stats *st)
+{
+	if (!st->spans && !(lt->header.flags & TRACE_F_EVENTS))
+		p_warn("%s was recorded without --events: no WAIT or hold spans, only counters "
+		       "were written (record with 'probity record --events' for spans)", trace);
+	else if (!st->spans)
+		p_warn("%s has no WAIT or hold spans in its records; only counters were written",
+		       trace);
+	if (lt->cut_reason)
+		p_warn("%s is incomplete (%s): exported up to the last complete chunk", trace,
+		       lt->cut_reason);
+	if (st->clipped)
+		p_warn("%zu slices crossed their parent's end on the same thread and were cut "
+		       "(args.clipped_ns says by how much)", st->clipped);
+	if (json_output && !to_stdout)
+		json_print_and_free(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "output",
+					      output, "spans", (json_int_t)st->spans,
+					      "off_cpu_slices", (json_int_t)st->offcpu,
+					      "block_io_slices", (json_int_t)st->io,
+					      "flows", (json_int_t)st->flows, "clipped", (json_int_t)st->clipped,
+					      "threads", (json_int_t)st->threads,
+					      "named_threads", (json_int_t)st->named,
+					      "complete", lt->cut_reason == NULL));
+	else if (!to_stdout)
+		fprintf(stderr, "wrote %s: %zu spans, %zu off-CPU and %zu block-I/O slices, %zu flows, "
+			"%zu threads (%zu named)\n", output, st->spans, st->offcpu, st->io, st->flows,
+			st->threads, st->named);
 }
 
 int do_export(int argc, char **argv)
@@ -40,7 +76,7 @@ int do_export(int argc, char **argv)
 	const char *output = NULL;
 	struct loaded_trace lt;
 	bool perfetto = false, to_stdout = false;
-	size_t spans = 0;
+	struct perfetto_stats st = { 0 };
 	FILE *out = NULL;
 	int opt, err, ret;
 
@@ -77,7 +113,7 @@ int do_export(int argc, char **argv)
 		goto out;
 	}
 	to_stdout = out == stdout;
-	err = export__perfetto(lt.analysis, out, &spans);
+	err = export__perfetto_stats(lt.analysis, out, &st);
 	if (!to_stdout && fclose(out) && !err)
 		err = -errno;
 	else if (to_stdout && fflush(stdout) && !err)
@@ -87,20 +123,7 @@ int do_export(int argc, char **argv)
 		ret = EXIT_FAILURE_RT;
 		goto out;
 	}
-	if (!spans && !(lt.header.flags & TRACE_F_EVENTS))
-		p_warn("%s was recorded without --events: no WAIT or hold spans, only counters "
-		       "were written (record with 'probity record --events' for spans)", argv[optind]);
-	else if (!spans)
-		p_warn("%s has no WAIT or hold spans in its records; only counters were written",
-		       argv[optind]);
-	if (lt.cut_reason)
-		p_warn("%s is incomplete (%s): exported up to the last complete chunk", argv[optind],
-		       lt.cut_reason);
-	if (json_output && !to_stdout)
-		json_print_and_free(json_pack("{s:s, s:I, s:b}", "output", output, "spans",
-					      (json_int_t)spans, "complete", lt.cut_reason == NULL));
-	else if (!to_stdout)
-		fprintf(stderr, "wrote %s: %zu spans\n", output, spans);
+	print_summary(&lt, argv[optind], output, to_stdout, &st);
 	ret = EXIT_OK;
 out:
 	loaded_trace__free(&lt);

@@ -271,7 +271,7 @@ int do_health(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "+fh", opts, NULL)) >= 0) {
 		switch (opt) {
-		case 'f': follow = true; break;
+		case 'f': follow = true; json_lines = true; break;	/* -j: JSON Lines */
 		case OPT_INTERVAL:
 			errno = 0;
 			interval_ms = strtol(optarg, &end, 10);

@@ -15,6 +15,7 @@
 
 bool json_output;
 bool pretty_output;
+bool json_lines;
 int verbose;
 const char *bin_name = "probity";
 
@@ -27,6 +28,7 @@ static const struct cmd main_cmds[] = {
 	{ "health",   do_health,   "per-descriptor confidence (validated/suspect/stale), live or from a trace" },
 	{ "report",   do_report,   "diagnose a trace: contention, leaks, churn, long holds" },
 	{ "export",   do_export,   "export a trace (Perfetto JSON)" },
+	{ "script",   do_script,   "print every record of a trace, one per line (-j: JSON Lines)" },
 	{ "receipts", do_receipts, "execution receipts: log, show, verify, diff, gc" },
 	{ "watch",    do_watch,    "observe every BPF program load and link update on the machine" },
 	{ "rejit",    do_rejit,    "reference specializer: profile, rewrite, swap and deopt an XDP program" },
@@ -74,7 +76,8 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 
 	if (argc < 1 || !strcmp(argv[0], "help") || !strcmp(argv[0], "--help") ||
 	    !strcmp(argv[0], "-h")) {
-		help(stdout);
+		/* no command is a usage error: the help goes to stderr then */
+		help(argc < 1 ? stderr : stdout);
 		return argc < 1 ? EXIT_USAGE : EXIT_OK;
 	}
 	if (!strcmp(argv[0], "__complete")) {	/* hidden: the table, for scripts/gen-completion.sh */
@@ -90,23 +93,20 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	return EXIT_USAGE;
 }
 
+/* Under -j stdout carries exactly one JSON document per command. The first
+ * error waits for it: json_print_and_free() puts it into the document as
+ * "error" (unless the document has its own), or main() prints it alone as
+ * {"error": ...} when the command printed nothing. Warnings, later errors
+ * and anything after the document go to stderr as text. */
+#define JSON_ERROR_KEY	"error"
+static char *pending_error;
+static bool json_doc_printed;
+
 static void vp_msg(const char *kind, const char *fmt, va_list ap)
 {
-	if (json_output) {
-		char *msg = NULL;
-
-		if (vasprintf(&msg, fmt, ap) < 0)
-			return;
-		json_t *doc = json_pack("{s:s}", kind, msg);
-		free(msg);
-		if (doc) {
-			char *s = json_dumps(doc, JSON_COMPACT);
-
-			if (s)
-				fprintf(stdout, "%s\n", s);
-			free(s);
-			json_decref(doc);
-		}
+	if (json_output && !strcmp(kind, "error") && !pending_error && !json_doc_printed) {
+		if (vasprintf(&pending_error, fmt, ap) < 0)
+			pending_error = NULL;
 		return;
 	}
 	fprintf(stderr, "%s: %s: ", bin_name, kind);
@@ -138,7 +138,23 @@ void json_print_and_free(json_t *doc)
 
 	if (!doc)
 		return;
-	s = json_dumps(doc, (pretty_output ? JSON_INDENT(2) : JSON_COMPACT) |
+	if (json_doc_printed && !json_lines) {
+		/* a second document would break `-j | jq`: stderr instead */
+		s = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		if (s)
+			fprintf(stderr, "%s: extra JSON output: %s\n", bin_name, s);
+		free(s);
+		json_decref(doc);
+		return;
+	}
+	json_doc_printed = true;
+	if (pending_error && json_is_object(doc) && !json_object_get(doc, JSON_ERROR_KEY))
+		json_object_set_new(doc, "error", json_string(pending_error));
+	else if (pending_error)
+		fprintf(stderr, "%s: error: %s\n", bin_name, pending_error);
+	free(pending_error);
+	pending_error = NULL;
+	s = json_dumps(doc, (pretty_output && !json_lines ? JSON_INDENT(2) : JSON_COMPACT) |
 				    JSON_PRESERVE_ORDER);
 	if (s) {
 		fputs(s, stdout);
@@ -194,7 +210,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	int opt;
+	int opt, ret;
 
 	/* global options come before the command; stop at the first non-option */
 	argc = strip_global_flags(argc, argv);
@@ -213,5 +229,15 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	optind = 0; /* subcommands run getopt again on their own argv */
-	return cmd_select(main_cmds, argc, argv, NULL, usage);
+	ret = cmd_select(main_cmds, argc, argv, NULL, usage);
+	/* a failure that printed no document (an error, or getopt's own
+	 * message about a bad option) still gets one: the error */
+	if (json_output && !json_doc_printed && (pending_error || ret != EXIT_OK)) {
+		char generic[64];
+
+		snprintf(generic, sizeof(generic), "failed with exit status %d (see stderr)", ret);
+		json_print_and_free(json_pack("{s:s, s:i}", JSON_ERROR_KEY,
+					      pending_error ? pending_error : generic, "exit_status", ret));
+	}
+	return ret;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* report.c (cli): `probity report TRACE [--top N] [--long-hold MS]`: read a
- * trace, diagnose it (src/analyze/) and print the ranked findings. */
+/* report.c (cli): `probity report TRACE [--top N] [--long-hold MS]
+ * [--html FILE] [--fail-on SCORE]`: read a trace, diagnose it
+ * (src/analyze/) and print the ranked findings, their histograms and
+ * series, or write them as one HTML page. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -8,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 #include "cli/cli.h"
+#include "analyze/html.h"
+#include "analyze/pictures.h"
 #include "analyze/predictions.h"
 #include "analyze/trace_load.h"
 #include "common/digest.h"
@@ -15,7 +19,8 @@
 static void report_help(FILE *out)
 {
 	fprintf(out,
-		"Usage: %s [-j] report TRACE [--top N] [--long-hold MS]\n"
+		"Usage: %s [-j] report TRACE [--top N] [--long-hold MS] [--html FILE]\n"
+		"                          [--fail-on SCORE] [--no-pictures]\n"
 		"\n"
 		"Diagnose a trace written by 'probity record': per resource, contention\n"
 		"(wait time, waiters, holders, wakeup sources), leak / unbounded growth\n"
@@ -32,13 +37,19 @@ static void report_help(FILE *out)
 		"Options:\n"
 		"  -n, --top N          show only the first N findings (default: all)\n"
 		"      --long-hold MS   a hold at least this long is a long hold (default 50)\n"
+		"      --html FILE      also write a self-contained HTML report to FILE\n"
+		"                       (findings, histograms, series, confidence timeline)\n"
+		"      --fail-on SCORE  exit 1 when a finding scores SCORE or more (0-100),\n"
+		"                       for cron and CI\n"
+		"      --no-pictures    text: leave out the histograms and sparklines\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"A trace cut short (recorder killed) is read up to its last complete\n"
 		"chunk, and the report says so.\n"
 		"\n"
-		"Exit status: 0 report printed (with or without findings); 2 usage error,\n"
-		"unreadable or corrupt trace; 3 internal failure.\n",
+		"Exit status: 0 report printed (with or without findings); 1 a finding\n"
+		"reached --fail-on SCORE; 2 usage error, unreadable or corrupt trace;\n"
+		"3 internal failure or the HTML file could not be written.\n",
 		bin_name);
 }
 
@@ -230,23 +241,37 @@ static void print_confidence(const struct loaded_trace *lt, FILE *out)
 		fprintf(out, "confidence: every descriptor kept its confidence (no invariant broke)\n");
 }
 
-int do_report(int argc, char **argv)
+struct report_args {
+	struct analysis_opts aopts;
+	uint64_t top;
+	const char *html;	/* --html FILE */
+	double fail_on;		/* --fail-on SCORE; < 0: off */
+	bool no_pictures;
+	const char *trace;
+};
+
+/* -1 to go on, else the exit status (help shown or usage error printed) */
+static int parse_report_args(int argc, char **argv, struct report_args *ra)
 {
 	static const struct option opts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "long-hold", required_argument, NULL, 'L' },
+		{ "html", required_argument, NULL, 'H' },
+		{ "fail-on", required_argument, NULL, 'F' },
+		{ "no-pictures", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct analysis_opts aopts = { 0 };
-	struct loaded_trace lt;
-	uint64_t top = 0, v;
-	int opt, err, ret;
+	uint64_t v;
+	char *end;
+	int opt;
 
+	memset(ra, 0, sizeof(*ra));
+	ra->fail_on = -1;
 	while ((opt = getopt_long(argc, argv, "n:h", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'n':
-			if (!parse_u64(optarg, &top) || !top) {
+			if (!parse_u64(optarg, &ra->top) || !ra->top) {
 				p_err("--top: expected a positive number, found '%s'", optarg);
 				return EXIT_USAGE;
 			}
@@ -256,8 +281,18 @@ int do_report(int argc, char **argv)
 				p_err("--long-hold: expected milliseconds (1..3600000), found '%s'", optarg);
 				return EXIT_USAGE;
 			}
-			aopts.long_hold_ns = v * 1000000ull;
+			ra->aopts.long_hold_ns = v * 1000000ull;
 			break;
+		case 'H': ra->html = optarg; break;
+		case 'F':
+			errno = 0;
+			ra->fail_on = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(ra->fail_on >= 0 && ra->fail_on <= 100)) {
+				p_err("--fail-on: expected a score from 0 to 100, found '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'P': ra->no_pictures = true; break;
 		case 'h': report_help(stdout); return EXIT_OK;
 		default: report_help(stderr); return EXIT_USAGE;
 		}
@@ -266,30 +301,100 @@ int do_report(int argc, char **argv)
 		p_err("expected exactly one TRACE argument (see '%s report --help')", bin_name);
 		return EXIT_USAGE;
 	}
-	err = loaded_trace__load(&lt, argv[optind], &aopts);
+	ra->trace = argv[optind];
+	return -1;
+}
+
+/* the top score, and whether it reaches --fail-on */
+static bool fails(const struct loaded_trace *lt, const struct report_args *ra, double *top)
+{
+	size_t n;
+	const struct finding *f = analysis__findings(lt->analysis, &n);
+
+	/* the score as -j shows it (2 decimals), so the line a user reads off
+	 * a report is the line the exit status draws */
+	*top = n ? (double)(long long)(f[0].score * 100 + 0.5) / 100 : 0;
+	return ra->fail_on >= 0 && n && *top >= ra->fail_on;
+}
+
+static int write_html(const struct loaded_trace *lt, const struct report_args *ra)
+{
+	FILE *out = fopen(ra->html, "w");
+	int err;
+
+	if (!out) {
+		p_err("%s: %s", ra->html, strerror(errno));
+		return EXIT_FAILURE_RT;
+	}
+	err = report_html__write(lt, ra->trace, out);
+	if (fclose(out) && !err)
+		err = -EIO;
+	if (err) {
+		p_err("%s: %s", ra->html, strerror(-err));
+		return EXIT_FAILURE_RT;
+	}
+	if (!json_output)
+		fprintf(stderr, "wrote %s\n", ra->html);
+	return EXIT_OK;
+}
+
+static int print_json(const struct loaded_trace *lt, const struct report_args *ra, bool failed,
+		      double top)
+{
+	json_t *doc = analysis__to_json_top(lt->analysis, (size_t)ra->top);
+
+	if (!doc) {
+		p_err("out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	json_object_set_new(doc, "trace", trace_facts_json(lt, ra->trace));
+	json_object_set_new(doc, "confidence", confidence_json(lt));
+	json_object_set_new(doc, "envelope", envelope_json(lt));
+	json_object_set_new(doc, "pictures", pictures__json(lt->analysis));
+	if (ra->html)
+		json_object_set_new(doc, "html", json_string(ra->html));
+	if (ra->fail_on >= 0)
+		json_object_set_new(doc, "fail_on", json_pack("{s:f, s:f, s:b}", "score", ra->fail_on,
+							     "top_score", top, "failed", failed));
+	json_print_and_free(doc);
+	return EXIT_OK;
+}
+
+int do_report(int argc, char **argv)
+{
+	struct report_args ra;
+	struct loaded_trace lt;
+	bool failed;
+	double top;
+	int err, ret;
+
+	ret = parse_report_args(argc, argv, &ra);
+	if (ret >= 0)
+		return ret;
+	err = loaded_trace__load(&lt, ra.trace, &ra.aopts);
 	if (err) {
 		p_err("%s", lt.error[0] ? lt.error : strerror(-err));
 		ret = err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_USAGE;
 		goto out;
 	}
+	failed = fails(&lt, &ra, &top);
+	ret = ra.html ? write_html(&lt, &ra) : EXIT_OK;
+	if (ret != EXIT_OK)
+		goto out;
 	if (json_output) {
-		json_t *doc = analysis__to_json_top(lt.analysis, (size_t)top);
-
-		if (!doc) {
-			p_err("out of memory");
-			ret = EXIT_FAILURE_RT;
+		ret = print_json(&lt, &ra, failed, top);
+		if (ret != EXIT_OK)
 			goto out;
-		}
-		json_object_set_new(doc, "trace", trace_facts_json(&lt, argv[optind]));
-		json_object_set_new(doc, "confidence", confidence_json(&lt));
-		json_object_set_new(doc, "envelope", envelope_json(&lt));
-		json_print_and_free(doc);
 	} else {
-		print_trace_facts(&lt, argv[optind], stdout);
+		print_trace_facts(&lt, ra.trace, stdout);
 		print_confidence(&lt, stdout);
-		analysis__print(lt.analysis, stdout, (size_t)top);
+		analysis__print(lt.analysis, stdout, (size_t)ra.top);
+		if (!ra.no_pictures)
+			pictures__print(lt.analysis, stdout);
+		if (failed)
+			printf("\nfail-on: the top finding scores %.1f >= %.1f: exit 1\n", top, ra.fail_on);
 	}
-	ret = EXIT_OK;
+	ret = failed ? EXIT_FINDINGS : EXIT_OK;
 out:
 	loaded_trace__free(&lt);
 	return ret;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "common/clock.h"
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -35,7 +36,8 @@ static void sample_help(FILE *out)
 		"  -h, --help           show this help\n"
 		"\n"
 		"Prints 'probity sample: sampling' on stderr once running, progress\n"
-		"every second, and a summary (samples, how many in BPF JIT code, lost).\n"
+		"every second when stderr is a terminal, and a summary (samples, how\n"
+		"many in BPF JIT code, lost).\n"
 		"\n"
 		"Exit status: 0 ok; 2 usage error; 3 perf_event or I/O failure.\n",
 		bin_name);
@@ -95,9 +97,13 @@ static bool stop_requested(void *ctx)
 	return cli_stop_signal;
 }
 
+/* progress is for a person watching: on a terminal only, one line
+ * rewritten in place (a log or a pipe gets the summary alone) */
 static void print_progress(void *ctx, uint64_t elapsed_ns, const struct pb_sampler_stats *st)
 {
-	fprintf(stderr, "probity sample: %llus, %llu samples, %llu in BPF JIT, %llu lost\n",
+	if (!isatty(STDERR_FILENO))
+		return;
+	fprintf(stderr, "\rprobity sample: %llus, %llu samples, %llu in BPF JIT, %llu lost\033[K",
 		(unsigned long long)(elapsed_ns / PB_NSEC_PER_SEC), (unsigned long long)st->samples,
 		(unsigned long long)st->in_bpf_jit, (unsigned long long)st->lost);
 }
@@ -149,6 +155,8 @@ int do_sample(int argc, char **argv)
 	cli_stop_install();
 	fprintf(stderr, "probity sample: sampling into %s\n", so.path);
 	err = pb_sampler__run(s, &ro);
+	if (isatty(STDERR_FILENO))
+		fputc('\n', stderr);	/* end the progress line */
 	if (err) {
 		p_err("sampling: %s", strerror(-err));
 		stopped_by = "error";

@@ -284,6 +284,8 @@ struct trace_reader {
 	struct trace_proc *procs;	/* the last TRACE_CHUNK_PROCS read */
 	bool ended;
 	char *cut;
+	uint64_t unknown_chunks;	/* skipped: type not known to this reader */
+	uint32_t unknown_types[TRACE_UNKNOWN_TYPES_KEPT];
 };
 
 static int reader_start(struct trace_reader *r)
@@ -547,10 +549,24 @@ int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 			r->ended = true;
 			it->type = TRACE_ITEM_END;
 			return 1;
-		default:
-			continue;	/* unknown chunk types are skipped */
+		default:	/* unknown chunk types are skipped, and counted */
+			if (r->unknown_chunks < TRACE_UNKNOWN_TYPES_KEPT)
+				r->unknown_types[r->unknown_chunks] = type;
+			r->unknown_chunks++;
+			continue;
 		}
 	}
+}
+
+uint64_t trace_reader__unknown_chunks(const struct trace_reader *r, const uint32_t **types,
+				      size_t *n_types)
+{
+	if (types)
+		*types = r->unknown_types;
+	if (n_types)
+		*n_types = r->unknown_chunks < TRACE_UNKNOWN_TYPES_KEPT ? r->unknown_chunks :
+			   TRACE_UNKNOWN_TYPES_KEPT;
+	return r->unknown_chunks;
 }
 
 bool trace_reader__ended_cleanly(const struct trace_reader *r)

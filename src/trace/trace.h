@@ -232,6 +232,12 @@ size_t trace_reader__n_resources(const struct trace_reader *r);
 int trace_reader__next(struct trace_reader *r, struct trace_item *item);
 /* Back to the first item after the plan chunk. 0 or -errno. */
 int trace_reader__rewind(struct trace_reader *r);
+/* Chunks of a type this reader does not know (a newer writer's) are
+ * skipped by next(); how many so far, and the types of the first
+ * TRACE_UNKNOWN_TYPES_KEPT in *types (n in *n_types; both may be NULL). */
+#define TRACE_UNKNOWN_TYPES_KEPT	8
+uint64_t trace_reader__unknown_chunks(const struct trace_reader *r, const uint32_t **types,
+				      size_t *n_types);
 /* After next() returned 0: true when the file ended with TRACE_CHUNK_END. */
 bool trace_reader__ended_cleanly(const struct trace_reader *r);
 /* Why the file is cut ("chunk at offset N: truncated"), or NULL. */

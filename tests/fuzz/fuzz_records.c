@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analyze.h"
+#include "analyze/pictures.h"
 
 static const char manifest_yaml[] =
 	"manifest: 1\n"
@@ -114,6 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_decref(j);
 	analysis__print(a, devnull, 0);
 	export__perfetto(a, devnull, NULL);
+	pictures__print(a, devnull);
+	json_decref(pictures__json(a));
 	analysis__free(a);
 	return 0;
 }

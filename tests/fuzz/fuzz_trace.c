@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "analyze/script.h"
 #include "trace/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -59,6 +60,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 	}
 	trace_reader__free(r);
+	/* probity script over the same bytes, text and JSON Lines */
+	for (k = 0; k < 2; k++) {
+		struct trace_script_opts so = { .json = k };
+		struct trace_script_stats st;
+		char err[256];
+		FILE *devnull = fopen("/dev/null", "w");
+
+		if (devnull) {
+			trace_script__run(path, &so, devnull, &st, err, sizeof(err));
+			fclose(devnull);
+		}
+	}
 	unlink(path);
 	(void)sink;
 	return 0;

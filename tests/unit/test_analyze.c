@@ -826,10 +826,25 @@ TEST(test_perfetto_export_spans)
 		if (!strcmp(ph, "X") && !strcmp(name, "WAIT t.conn")) {
 			waits++;
 			ASSERT_TRUE(json_real_value(json_object_get(e, "dur")) >= 280000.0);
-		} else if (!strcmp(ph, "X") && !strcmp(name, "hold t.conn")) {
+		} else if (!strcmp(ph, "b") && !strcmp(name, "hold t.conn")) {
+			/* holds are async slices: "b" ... its "e" with the same id */
+			const char *id = json_string_value(json_object_get(e, "id"));
+			size_t j;
+
 			holds++;
+			ASSERT_NOT_NULL(id);
+			for (j = i + 1; id && j < json_array_size(evs); j++) {
+				json_t *x = json_array_get(evs, j);
+				const char *xid = json_string_value(json_object_get(x, "id"));
+
+				if (xid && !strcmp(xid, id) &&
+				    !strcmp(json_string_value(json_object_get(x, "ph")), "e"))
+					break;
+			}
+			ASSERT_TRUE(j < json_array_size(evs));
 			if (json_integer_value(json_object_get(e, "tid")) == 100)
-				ASSERT_TRUE(fabs_(json_real_value(json_object_get(e, "dur")) - 300000.0) < 1);
+				ASSERT_TRUE(fabs_(json_number_value(json_object_get(json_array_get(evs, j), "ts")) -
+						  json_number_value(json_object_get(e, "ts")) - 300000.0) < 1);
 		} else if (!strcmp(ph, "i")) {
 			uses++;
 		} else if (!strcmp(ph, "C")) {
