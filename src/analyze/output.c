@@ -3,6 +3,7 @@
  * shape is documented in docs/report.md. */
 #include <string.h>
 #include "analyze/analyze_int.h"
+#include "trace/trace.h"
 
 /* rounded for stable JSON; no libm in the link */
 static double round_to(double x, double scale)

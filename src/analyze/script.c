@@ -289,6 +289,25 @@ static void emit_header(struct script *s, const struct trace_reader *r)
 	}
 }
 
+/* the recorder's process table: one line per process or thread it followed */
+static void emit_procs(struct script *s, const struct trace_proc *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char comm[sizeof(p[i].comm) + 1];
+
+		memcpy(comm, p[i].comm, sizeof(p[i].comm));
+		comm[sizeof(p[i].comm)] = 0;
+		emit(s, json_pack("{s:s, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:i}", "type", "process",
+				  "pid", (json_int_t)p[i].pid, "tid", (json_int_t)p[i].tid,
+				  "ppid", (json_int_t)p[i].ppid, "comm", comm,
+				  "first_ns", (json_int_t)p[i].first_ts, "exit_ns", (json_int_t)p[i].exit_ts,
+				  "events", (json_int_t)p[i].events, "held_at_exit", (json_int_t)p[i].held_at_exit,
+				  "exit_code", (int)p[i].exit_code), "process", NULL);
+	}
+}
+
 static void emit_item(struct script *s, const struct trace_item *it)
 {
 	json_t *o;
@@ -303,6 +322,9 @@ static void emit_item(struct script *s, const struct trace_item *it)
 	case TRACE_ITEM_NOTE:
 		s->st->notes++;
 		emit(s, json_pack("{s:s, s:s}", "type", "note", "text", it->note ? it->note : ""), "note", NULL);
+		break;
+	case TRACE_ITEM_PROCS:
+		emit_procs(s, it->procs, it->n_procs);
 		break;
 	case TRACE_ITEM_END:
 		s->st->ended = true;

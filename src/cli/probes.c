@@ -134,6 +134,9 @@ static void print_func(const struct probe_site *s)
 	       s->ifunc ? " ifunc" : "");
 	if (s->demangled)
 		printf("       symbol %s\n", s->name);
+	if (s->proto)
+		printf("       %s%s%s%s\n", s->proto, s->arg_names[0] ? "  [" : "", s->arg_names,
+		       s->arg_names[0] ? "]" : "");
 	if (s->exec == INSN_EXEC_UNKNOWN)
 		printf("       %s\n", s->note);
 }

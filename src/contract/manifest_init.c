@@ -142,6 +142,9 @@ static void put_site_comment(FILE *out, const struct probe_site *s, char *eviden
 		s->global ? "global" : "local", (unsigned long long)s->vaddr,
 		(unsigned long long)s->size, s->insn[0] ? s->insn : "not decoded",
 		s->note);
+	if (s->proto)
+		fprintf(out, "  # DWARF: %s%s%s\n", s->proto, s->arg_names[0] ? "; " : "",
+			s->arg_names);
 	snprintf(evidence, esz,
 		 "probity probes: %s function %s at 0x%llx (%llu bytes, %s); first instruction '%s' (%s)",
 		 s->global ? "global" : "local", s->name, (unsigned long long)s->vaddr,

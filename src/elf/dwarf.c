@@ -29,6 +29,8 @@ struct dwarf_info {
 	char *searched;
 	struct dwarf_sym *syms;
 	int n_syms;		/* -1 until loaded */
+	struct dwarf_func *funcs;
+	int n_funcs;		/* -1 until loaded */
 };
 
 static char *debuginfo_path;	/* NULL: libdwfl's default, ":.debug:/usr/lib/debug" */
@@ -76,6 +78,7 @@ struct dwarf_info *dwarf_info__open(const char *path)
 	if (!d)
 		return NULL;
 	d->n_syms = -1;
+	d->n_funcs = -1;
 	d->dwfl = dwfl_begin(&offline_callbacks);
 	if (!d->dwfl) {
 		err = -ENOMEM;
@@ -116,6 +119,12 @@ void dwarf_info__free(struct dwarf_info *d)
 	for (i = 0; i < d->n_syms; i++)
 		free(d->syms[i].name);
 	free(d->syms);
+	for (i = 0; i < d->n_funcs; i++) {
+		free(d->funcs[i].name);
+		free(d->funcs[i].proto);
+		free(d->funcs[i].args);
+	}
+	free(d->funcs);
 	free(d->debug_file);
 	free(d->searched);
 	if (d->dwfl)
@@ -385,4 +394,157 @@ void dwarf_struct__free(struct dwarf_struct *s)
 	free(s->kind);
 	free(s->decl_file);
 	free(s);
+}
+
+/* ---- function prototypes --------------------------------------------------- */
+
+/* How a parameter of type die is passed (x86-64 SysV): 1 in an integer
+ * register, 0 in a vector register (float), -1 unknown (an aggregate by
+ * value: its registers depend on its layout; later args are unknown too). */
+static int int_reg_class(Dwarf_Die *param)
+{
+	Dwarf_Die t = *param;
+	Dwarf_Attribute a;
+	Dwarf_Word enc;
+	int depth;
+
+	for (depth = 0; depth < MAX_TYPE_DEPTH; depth++) {
+		if (!die_type(&t, &t))
+			return -1;
+		switch (dwarf_tag(&t)) {
+		case DW_TAG_pointer_type:
+		case DW_TAG_enumeration_type:
+		case DW_TAG_reference_type:
+			return 1;
+		case DW_TAG_base_type:
+			if (dwarf_attr(&t, DW_AT_encoding, &a) && !dwarf_formudata(&a, &enc) &&
+			    (enc == DW_ATE_float || enc == DW_ATE_complex_float))
+				return 0;
+			return attr_u(&t, DW_AT_byte_size, 8) <= 8 ? 1 : -1;
+		case DW_TAG_typedef:
+		case DW_TAG_const_type:
+		case DW_TAG_volatile_type:
+			continue;
+		default:
+			return -1;
+		}
+	}
+	return -1;
+}
+
+/* "int x" but "char *x" */
+static const char *sep(const char *type)
+{
+	size_t n = strlen(type);
+
+	return n && type[n - 1] == '*' ? "" : " ";
+}
+
+static int add_function(struct dwarf_info *d, Dwarf_Die *fn, size_t *cap)
+{
+	char proto[1024], args[512], ret[160], pt[160];
+	size_t po, ao = 0;
+	int reg = 0, cls, err, n = 0;
+	Dwarf_Die p;
+
+	type_name(fn, ret, sizeof(ret), 0);
+	if (!strcmp(ret, "?"))
+		snprintf(ret, sizeof(ret), "void");
+	po = (size_t)snprintf(proto, sizeof(proto), "%s%s%s(", ret, sep(ret), dwarf_diename(fn));
+	args[0] = '\0';
+	if (dwarf_child(fn, &p) == 0) {
+		do {
+			const char *pn;
+
+			if (dwarf_tag(&p) != DW_TAG_formal_parameter)
+				continue;
+			pn = dwarf_diename(&p) ? dwarf_diename(&p) : "?";
+			type_name(&p, pt, sizeof(pt), 0);
+			if (po < sizeof(proto))
+				po += snprintf(proto + po, sizeof(proto) - po, "%s%s%s%s", n++ ? ", " : "",
+					       pt, sep(pt), pn);
+			cls = reg < 0 ? -1 : int_reg_class(&p);
+			if (cls > 0 && reg < 6 && ao < sizeof(args))
+				ao += snprintf(args + ao, sizeof(args) - ao, "%sarg%d = %s",
+					       ao ? ", " : "", reg, pn);
+			if (cls < 0 && reg >= 0 && ao < sizeof(args))
+				ao += snprintf(args + ao, sizeof(args) - ao, "%s%s passed by value: later argN unknown",
+					       ao ? ", " : "", pn);
+			reg = cls < 0 ? -1 : reg + cls;
+		} while (dwarf_siblingof(&p, &p) == 0);
+	}
+	if (po < sizeof(proto))
+		snprintf(proto + po, sizeof(proto) - po, "%s)", n ? "" : "void");
+	err = PB_ARRAY_RESERVE_ONE(d->funcs, (size_t)d->n_funcs, *cap);
+	if (err)
+		return err;
+	d->funcs[d->n_funcs].name = strdup(dwarf_diename(fn));
+	d->funcs[d->n_funcs].proto = strdup(proto);
+	d->funcs[d->n_funcs].args = strdup(args);
+	if (!d->funcs[d->n_funcs].name || !d->funcs[d->n_funcs].proto ||
+	    !d->funcs[d->n_funcs].args) {
+		free(d->funcs[d->n_funcs].name);
+		free(d->funcs[d->n_funcs].proto);
+		free(d->funcs[d->n_funcs].args);
+		return -ENOMEM;
+	}
+	d->n_funcs++;
+	return 0;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	return strcmp(((const struct dwarf_func *)a)->name, ((const struct dwarf_func *)b)->name);
+}
+
+int dwarf_info__functions(struct dwarf_info *d, const struct dwarf_func **out)
+{
+	Dwarf_Die *cu = NULL, child;
+	Dwarf_Addr bias;
+	size_t cap = 0;
+	int err;
+
+	if (d->n_funcs >= 0)
+		goto done;
+	d->n_funcs = 0;
+	while (d->dw && (cu = dwfl_module_nextcu(d->mod, cu, &bias))) {
+		if (dwarf_child(cu, &child))
+			continue;
+		do {
+			/* a definition with code: not a declaration, not inlined-only */
+			if (dwarf_tag(&child) != DW_TAG_subprogram || !dwarf_diename(&child) ||
+			    !dwarf_hasattr(&child, DW_AT_low_pc))
+				continue;
+			err = add_function(d, &child, &cap);
+			if (err)
+				return err;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	if (d->n_funcs)
+		qsort(d->funcs, (size_t)d->n_funcs, sizeof(*d->funcs), cmp_func);
+done:
+	*out = d->funcs;
+	return d->n_funcs;
+}
+
+const struct dwarf_func *dwarf_info__function(struct dwarf_info *d, const char *name)
+{
+	const struct dwarf_func *f;
+	struct dwarf_func key = { .name = (char *)name };
+
+	const struct dwarf_func *hit, *end;
+
+	if (dwarf_info__functions(d, &f) <= 0)
+		return NULL;
+	hit = bsearch(&key, f, (size_t)d->n_funcs, sizeof(*f), cmp_func);
+	if (!hit)
+		return NULL;
+	/* several statics of one name with different prototypes: no answer */
+	end = f + d->n_funcs;
+	while (hit > f && !strcmp(hit[-1].name, name))
+		hit--;
+	for (f = hit + 1; f < end && !strcmp(f->name, name); f++)
+		if (strcmp(f->proto, hit->proto))
+			return NULL;
+	return hit;
 }

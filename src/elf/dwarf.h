@@ -62,6 +62,23 @@ const char *dwarf_info__searched(const struct dwarf_info *d);
  * Returns the count (>= 0) or -errno. */
 int dwarf_info__func_symbols(struct dwarf_info *d, const struct dwarf_sym **out);
 
+struct dwarf_func {
+	char *name;
+	char *proto;		/* "int f(struct pool *pool, uint64_t n)" */
+	char *args;		/* "arg0 = pool, arg1 = n": the value-expression
+				 * name of each parameter passed in an integer
+				 * register (x86-64 SysV); "" when none, and it
+				 * stops at a struct passed by value ("?") */
+};
+
+/* Every function defined in the DWARF (C prototypes), sorted by name;
+ * built on the first call, owned by d. Returns the count (0 without
+ * DWARF) or -errno. */
+int dwarf_info__functions(struct dwarf_info *d, const struct dwarf_func **out);
+/* The entry for name, or NULL (also when several static functions of
+ * that name have different prototypes). */
+const struct dwarf_func *dwarf_info__function(struct dwarf_info *d, const char *name);
+
 /* The first complete definition of struct or union name (a typedef to
  * one is followed). 0, -ENODATA when there is no DWARF, -ENOENT when no
  * complete definition has that name, -ENOMEM. Free with

@@ -294,6 +294,25 @@ out:
 	return err;
 }
 
+/* C prototypes from DWARF, and which argN each parameter is. */
+static void add_prototypes(struct probe_list *l)
+{
+	const struct dwarf_func *f;
+	size_t i;
+
+	if (!l->dw || !dwarf_info__has_dwarf(l->dw))
+		return;
+	for (i = 0; i < l->n; i++) {
+		if (l->sites[i].kind != PROBE_FUNC)
+			continue;
+		f = dwarf_info__function(l->dw, l->sites[i].name);
+		if (f) {
+			l->sites[i].proto = f->proto;
+			l->sites[i].arg_names = f->args;
+		}
+	}
+}
+
 int probe_list__load(const char *path, const struct probe_list_opts *opts,
 		     struct probe_list **out)
 {
@@ -323,6 +342,7 @@ int probe_list__load(const char *path, const struct probe_list_opts *opts,
 	if (l->n)
 		qsort(l->sites, l->n, sizeof(*l->sites), cmp_site);
 	dedupe(l);
+	add_prototypes(l);
 	*out = l;
 	l = NULL;
 out:

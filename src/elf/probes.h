@@ -44,6 +44,8 @@ struct probe_site {
 	uint64_t size;		/* function size (0 for USDT or unknown) */
 	uint64_t semaphore;	/* USDT semaphore vaddr, 0 if none */
 	const char *function;	/* USDT: the function holding the probe, or NULL */
+	const char *proto;	/* functions with DWARF: the C prototype, or NULL */
+	const char *arg_names;	/* with proto: "arg0 = pool, arg1 = n" */
 	bool global;
 	bool ifunc;
 	enum insn_exec exec;	/* how the kernel runs the first instruction */

@@ -39,6 +39,8 @@ static json_t *site_json(const struct probe_site *s)
 		json_object_set_new(o, "size", json_integer((json_int_t)s->size));
 		json_object_set_new(o, "bind", json_string(s->global ? "global" : "local"));
 		json_object_set_new(o, "ifunc", json_boolean(s->ifunc));
+		json_object_set_new(o, "prototype", str_or_null(s->proto));
+		json_object_set_new(o, "arg_names", str_or_null(s->arg_names));
 	}
 	return o;
 }

@@ -472,6 +472,26 @@ static void set_cut(struct trace_reader *r, const char *why)
 		r->cut = strdup(why);
 }
 
+/* the next record of the current records chunk: 1, or 0 when the chunk is
+ * used up (or malformed: then the reader is cut there) */
+static int next_in_chunk(struct trace_reader *r, struct trace_item *it)
+{
+	const struct pb_rec_hdr *h;
+
+	if (!r->chunk || r->chunk_off + sizeof(struct pb_rec_hdr) > r->chunk_len)
+		return 0;
+	h = (const void *)(r->chunk + r->chunk_off);
+	if (h->size < sizeof(*h) || (h->size & 7) || h->size > r->chunk_len - r->chunk_off) {
+		set_cut(r, "malformed record size inside a records chunk");
+		return 0;
+	}
+	r->chunk_off += h->size;
+	it->type = TRACE_ITEM_RECORD;
+	it->rec = h;
+	it->rec_len = h->size;
+	return 1;
+}
+
 int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 {
 	const void *buf;
@@ -481,21 +501,8 @@ int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 
 	memset(it, 0, sizeof(*it));
 	for (;;) {
-		if (r->chunk && r->chunk_off + sizeof(struct pb_rec_hdr) <= r->chunk_len) {
-			const struct pb_rec_hdr *h = (const void *)(r->chunk + r->chunk_off);
-
-			if (h->size < sizeof(*h) || (h->size & 7) ||
-			    h->size > r->chunk_len - r->chunk_off) {
-				set_cut(r, "malformed record size inside a records chunk");
-				r->chunk = NULL;
-				continue;
-			}
-			r->chunk_off += h->size;
-			it->type = TRACE_ITEM_RECORD;
-			it->rec = h;
-			it->rec_len = h->size;
+		if (next_in_chunk(r, it))
 			return 1;
-		}
 		r->chunk = NULL;
 		if (r->ended || !r->fr)
 			return 0;

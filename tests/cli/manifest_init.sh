@@ -4,8 +4,9 @@
 # manifest that lints and records on the demo, without reading its source
 # (issue 17, "Done means"): list the demo's sites, write the skeleton for
 # the buffer pool's functions, let lint say what is left, fill the TODOs
-# with scripted edits from what `probes` printed (the struct offset of the
-# frame's epoch included), lint clean, record two seconds with events seen.
+# with scripted edits from what `probes` printed (which argN is the frame,
+# from DWARF parameter names; the offset of the frame's epoch), lint clean,
+# record two seconds with events seen.
 # Also: init's refusals (existing file, nothing matched, too many sites) and
 # a USDT skeleton of PostgreSQL 15.
 set -u
@@ -21,6 +22,8 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; 
 json "$T/probes.json" "
 n = {s['name'] for s in d['functions'] if s['bind'] == 'global'}
 assert {'bufpool_get', 'bufpool_use', 'bufpool_put'} <= n, n
+g = [s for s in d['functions'] if s['name'] == 'bufpool_get'][0]
+assert g['prototype'].startswith('struct bufpool_frame *bufpool_get('), g
 " || err "probes does not list the pool's global functions"
 "$P" -j probes "$DEMO" --struct bufpool_frame >"$T/frame.json" || err "probes --struct failed"
 epoch=$(python3 -c "import json; print([m['offset'] for m in json.load(open('$T/frame.json'))['members'] if m['name'] == 'epoch'][0])")
@@ -43,9 +46,13 @@ grep -q "^$M:[0-9]*:[0-9]*: error: events\[0\].kind: left to fill (TODO): .*WAIT
 [ $rc -eq 2 ] || err "init over an existing file exited $rc, expected 2"
 
 # 3. fill the choices as a user would, from the comments and probes' output
-python3 - "$M" "$epoch" <<'EOF' || err "scripted edits failed"
-import re, sys
+python3 - "$M" "$epoch" "$T/probes.json" <<'EOF' || err "scripted edits failed"
+import json, re, sys
 path, epoch = sys.argv[1], sys.argv[2]
+# which argN is the frame, from the DWARF parameter names probes printed
+argn = {f['name']: dict(reversed(a.split(' = ')) for a in f['arg_names'].split(', '))
+        for f in json.load(open(sys.argv[3]))['functions'] if f['arg_names']}
+frame_use, frame_put = argn['bufpool_use']['frame'], argn['bufpool_put']['frame']
 s = open(path).read()
 head, events = s.split('\nevents:\n', 1)
 head = head.replace('name: TODO', 'name: demo.pool.page', 1)
@@ -56,8 +63,8 @@ gen = '*u32(%s + ' + epoch + ')'
 fill = {  # symbol: (kind, at, instance, extra lines)
     'bufpool_get': ('ACQUIRE', 'return', 'retval',
                     ['when: retval != 0', 'returns: value', 'generation: "%s"' % (gen % 'retval')]),
-    'bufpool_use': ('USE', None, 'arg1', ['generation: "%s"' % (gen % 'arg1')]),
-    'bufpool_put': ('RELEASE', None, 'arg1', ['generation: "%s"' % (gen % 'arg1')]),
+    'bufpool_use': ('USE', None, frame_use, ['generation: "%s"' % (gen % frame_use)]),
+    'bufpool_put': ('RELEASE', None, frame_put, ['generation: "%s"' % (gen % frame_put)]),
 }
 out = []
 for block in re.split(r'(?m)^(?=  # )', events):

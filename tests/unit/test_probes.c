@@ -52,6 +52,13 @@ TEST(test_probes_first_insn_classes)
 	ASSERT_NOT_NULL(s);
 	ASSERT_FALSE(s->global);
 	ASSERT_EQ(s->table, PROBE_TABLE_SYMTAB);
+	/* DWARF: the prototype, and which argN each parameter is */
+	ASSERT_STREQ(s->proto, "int pb_static_fn(pb_layout_t *l)");
+	ASSERT_STREQ(s->arg_names, "arg0 = l");
+	s = find_site(l, "pb_mixed_fn");
+	ASSERT_NOT_NULL(s);
+	ASSERT_STREQ(s->proto, "long int pb_mixed_fn(double scale, pb_layout_t *l, struct pb_pair pair, int n)");
+	ASSERT_STREQ(s->arg_names, "arg0 = l, pair passed by value: later argN unknown");
 	s = find_site(l, "tick");
 	ASSERT_NOT_NULL(s);
 	ASSERT_EQ(s->kind, PROBE_USDT);
@@ -151,9 +158,9 @@ TEST(test_manifest_init_roundtrip)
 	ASSERT_NOT_NULL(f);
 	ASSERT_OK(manifest_init__write(&o, f, &r));
 	fclose(f);
-	ASSERT_EQ(r.n_events, 4);
-	ASSERT_EQ(r.n_symbols, 4);
-	ASSERT_EQ(r.n_placeholders, 3 * 4 + 3);
+	ASSERT_EQ(r.n_events, 5);
+	ASSERT_EQ(r.n_symbols, 5);
+	ASSERT_EQ(r.n_placeholders, 3 * 5 + 3);
 	ASSERT_STRSTR(buf, "source: static_analysis");
 	ASSERT_STRSTR(buf, "symbol: pb_nop5_fn");
 	ASSERT_ERR(manifest__parse("init.yaml", buf, len, &m, d), -EINVAL);
@@ -177,7 +184,7 @@ TEST(test_manifest_init_roundtrip)
 	diags__free(d);
 	d = diags__new();
 	ASSERT_OK(manifest__parse("init.yaml", buf, len, &m, d));
-	ASSERT_EQ(m->n_events, 4);
+	ASSERT_EQ(m->n_events, 5);
 	ASSERT_EQ(m->events[0].provenance.source, PB_PROV_STATIC_ANALYSIS);
 	ASSERT_EQ(m->events[0].confidence, PB_CONF_CANDIDATE);
 	manifest__free(m);
