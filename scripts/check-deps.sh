@@ -13,6 +13,11 @@ sdt=0; for f in /usr/include/sys/sdt.h /usr/include/*/sys/sdt.h; do [ -f "$f" ] 
 for cmd in clang llc bpftool pkg-config ip perf pandoc promtool man ssh-keygen; do
 	command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing="$missing $cmd"
 done
+# the real-server test (tests/cli/postgres.sh): PostgreSQL 15, pgbench, bpftrace
+for f in /usr/lib/postgresql/15/bin/postgres /usr/lib/postgresql/15/bin/pgbench; do
+	[ -x "$f" ] || missing="$missing postgresql-15/postgresql-contrib"
+done
+command -v bpftrace >/dev/null 2>&1 || missing="$missing bpftrace"
 [ -f /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
 	missing="$missing libclang-rt-dev"

@@ -34,6 +34,9 @@ libdw-dev python3-jsonschema python3-yaml \
 libmicrohttpd-dev libarchive-dev pandoc man-db prometheus openssh-client"
 BPF_PKGS="libbpf-dev bpftool"
 BASE_PKGS="$BASE_PKGS chromium"	# tests: report --html rendered headless (tests/cli/report_html.sh)
+# the real-server test and bench (tests/cli/postgres.sh, bench/real/postgres.sh):
+# the server, pgbench, and bpftrace (the independent USDT counter)
+BASE_PKGS="$BASE_PKGS postgresql-15 postgresql-contrib bpftrace"
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2
 libbpf_candidate() {
@@ -103,6 +106,26 @@ enable_backports() {
 	} >"$bp"
 }
 
+# deb-src lines for "$codename", derived from the configured deb sources the
+# same way as backports (no mirror host hard-coded): `apt-get source
+# postgresql-15` reads the server's source to give manifests provenance.
+enable_deb_src() {
+	ds="/etc/apt/sources.list.d/probity-deb-src.sources"
+	[ -f "$ds" ] && return 0
+	uris=$(bookworm_uris | tr ' ' '\n' | grep -v -- '-security' | grep -v '^$' | sort -u | tr '\n' ' ')
+	[ -n "$uris" ] || { log "no apt source for '$codename' to derive deb-src from"; return 1; }
+	key=$(bookworm_keyring || true)
+	log "enabling deb-src for $codename from: $uris"
+	{
+		echo "# added by probity scripts/install-deps.sh (apt-get source postgresql-15)"
+		echo "Types: deb-src"
+		echo "URIs: $uris"
+		echo "Suites: ${codename}"
+		echo "Components: main"
+		if [ -n "$key" ]; then echo "Signed-By: $key"; fi
+	} >"$ds"
+}
+
 need_update=1
 apt_update() {
 	if [ "$need_update" -eq 1 ]; then
@@ -111,6 +134,10 @@ apt_update() {
 		need_update=0
 	fi
 }
+
+# PROBITY_DEB_SRC=1: also enable deb-src (docs/servers.md: reading the
+# server's source for manifest provenance)
+if [ "${PROBITY_DEB_SRC:-0}" = 1 ]; then enable_deb_src && need_update=1; fi
 
 missing=""
 for p in $BASE_PKGS; do

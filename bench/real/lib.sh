@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# lib.sh: throwaway real servers for benchmarks and CI tests, sourced by
+# bench/real/*.sh and tests/cli/postgres.sh. Every server runs from a temp
+# directory, on a free loopback port, as its usual unprivileged user, and
+# is stopped by real_cleanup, which the caller installs as a trap on
+# every exit path:
+#
+#   . bench/real/lib.sh
+#   trap real_cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM
+#   real_tmpdir postgres; W=$REAL_DIR   # a temp dir owned by that user
+#   PORT=$(real_free_port)
+#   pg_start "$W" "$PORT"; PM=$PG_PID   # initdb + pg_ctl start (PostgreSQL 15)
+#   real_on_exit "echo done"            # more cleanup, run in reverse order
+#
+# Functions that register cleanup set variables instead of printing: a
+# command substitution would run them in a subshell and lose the
+# registration.
+# Nothing here touches a system service, its data or its port.
+
+REAL_CLEANUP=""
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+# Quiet background workers (no autovacuum, bgwriter/walwriter asleep 10 s,
+# no timed checkpoint) so that counts compared between two tracers
+# attached a moment apart come from the clients' backends only.
+PG_OPTS=${PG_OPTS:--c autovacuum=off -c bgwriter_delay=10000 -c wal_writer_delay=10000 -c checkpoint_timeout=3600}
+
+# real_on_exit CMD: run CMD from real_cleanup (last registered runs first)
+real_on_exit() { REAL_CLEANUP="$1
+$REAL_CLEANUP"; }
+
+# Every step runs even when one fails (a kill of a process already gone)
+# and under set -e in the caller.
+real_cleanup() {
+	rc=$?
+	set +e
+	trap - EXIT INT TERM
+	printf '%s\n' "$REAL_CLEANUP" | while IFS= read -r c; do
+		[ -z "$c" ] || eval "$c" >/dev/null 2>&1 || true
+	done
+	REAL_CLEANUP=""
+	exit $rc
+}
+
+# real_tmpdir USER: REAL_DIR = a new directory under /tmp owned by USER
+# (removed at exit)
+real_tmpdir() {
+	REAL_DIR=$(mktemp -d /tmp/probity-real.XXXXXX) || return 1
+	real_on_exit "rm -rf '$REAL_DIR'"
+	chown "$1": "$REAL_DIR" && chmod 0755 "$REAL_DIR"
+}
+
+# real_cgroup: REAL_CGROUP = a new cgroup v2 for the server (its processes
+# and their forks, nothing else), removed at exit after the server stops
+real_cgroup() {
+	cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$cg2" ] || { echo "no cgroup v2 mounted" >&2; return 1; }
+	REAL_CGROUP=$(mktemp -d "$cg2/probity-real.XXXXXX" 2>/dev/null) ||
+		{ REAL_CGROUP=$cg2/probity-real.$$; mkdir "$REAL_CGROUP" || return 1; }
+	real_on_exit "for i in 1 2 3 4 5 6; do rmdir '$REAL_CGROUP' && break; sleep 0.5; done"
+}
+
+# real_free_port: a TCP port nothing listens on at 127.0.0.1 (the kernel
+# picks it; the window until the server binds it is tiny)
+real_free_port() {
+	python3 -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# real_as USER CMD...: run CMD as USER (no login shell, no environment)
+real_as() { u=$1; shift; runuser -u "$u" -- "$@"; }
+
+# pg_start DIR PORT: a throwaway PostgreSQL 15 cluster in DIR/data, socket
+# in DIR, listening on 127.0.0.1:PORT only; registers its stop. Settings
+# stay at their defaults except those that keep it small, private and
+# quiet (PG_OPTS; fsync=off: nothing here needs to survive a crash), in
+# its own cgroup (REAL_CGROUP). PG_PID = the postmaster's pid.
+pg_start() {
+	real_as postgres "$PG_BIN/initdb" -D "$1/data" -A trust -U postgres \
+		--no-sync >"$1/initdb.log" 2>&1 || { cat "$1/initdb.log" >&2; return 1; }
+	real_cgroup || return 1
+	real_on_exit "runuser -u postgres -- '$PG_BIN/pg_ctl' -D '$1/data' -m immediate -w -t 20 stop"
+	# shellcheck disable=SC2016
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$REAL_CGROUP" \
+		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 60 \
+		-o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c max_connections=40 -c fsync=off $PG_OPTS" \
+		start >/dev/null || { tail -20 "$1/server.log" >&2; return 1; }
+	PG_PID=$(head -1 "$1/data/postmaster.pid")
+}
+
+# pg_psql DIR PORT SQL...: psql as postgres on the throwaway cluster
+pg_psql() {
+	d=$1 p=$2; shift 2
+	real_as postgres "$PG_BIN/psql" -X -q -At -h "$d" -p "$p" -d postgres "$@"
+}
+
+# pg_bench DIR PORT ARGS...: pgbench as postgres on the throwaway cluster
+pg_bench() {
+	d=$1 p=$2; shift 2
+	real_as postgres "$PG_BIN/pgbench" -h "$d" -p "$p" "$@" postgres
+}
+
+# pg_usdt_bt FILE [PID|cgroup [PROBE...]]: write a bpftrace program to FILE
+# that counts PostgreSQL's own USDT probes (PROBEs, default PG_USDT_PROBES)
+# per process (all processes of the binary; only PID; or with "cgroup" only
+# those in REAL_CGROUP): the
+# ground truth the shipped manifests are checked against. Printed at exit
+# as JSON maps (bpftrace -f json), one per probe.
+PG_USDT_PROBES="lwlock__acquire lwlock__condacquire lwlock__condacquire__fail
+lwlock__acquire__or__wait lwlock__release lwlock__wait__start lock__wait__start
+buffer__read__done"
+pg_usdt_bt() {
+	f=$1 filt="" probes=$PG_USDT_PROBES
+	case "${2:-}" in
+	"") ;;
+	cgroup) filt="/cgroup == cgroupid(\"$REAL_CGROUP\")/ " ;;
+	*) filt="/pid == $2/ " ;;
+	esac
+	[ $# -gt 2 ] && { shift 2; probes=$*; }
+	: >"$f"
+	for u in $probes; do
+		echo "usdt:$PG_BIN/postgres:postgresql:$u $filt{ @$u[pid] = count(); }" >>"$f"
+	done
+}
+
+# bt_start PROGRAM OUT: run bpftrace -f json PROGRAM > OUT in the
+# background (BT_PID; extra options in BT_ARGS, e.g. -p PID), registered
+# for cleanup; returns once its probes are
+# attached (1 if it fails or takes over 60 s)
+bt_start() {
+	# shellcheck disable=SC2086
+	bpftrace -f json ${BT_ARGS:-} "$1" >"$2" 2>"$2.err" &
+	BT_PID=$!
+	real_on_exit "kill -INT $BT_PID"
+	i=0
+	while [ $i -lt 300 ]; do
+		grep -q attached_probes "$2" 2>/dev/null && return 0
+		kill -0 $BT_PID 2>/dev/null || { cat "$2.err" >&2; return 1; }
+		sleep 0.2; i=$((i + 1))
+	done
+	return 1
+}
+
+# bt_stop: stop bpftrace (it prints its maps) and wait for it
+bt_stop() { kill -INT "$BT_PID" 2>/dev/null; wait "$BT_PID" 2>/dev/null; true; }
+
+# pg_wait_backends PM: wait (at most 20 s) until the postmaster PM has no
+# client backend left (each exits on its own after its client disconnects)
+pg_wait_backends() {
+	i=0
+	while [ $i -lt 100 ]; do
+		ps --ppid "$1" -o args= | grep -q '^postgres: postgres ' || return 0
+		sleep 0.2; i=$((i + 1))
+	done
+	return 1
+}
+
+# pg_session DIR PORT FD NAME: a psql session (application_name NAME)
+# that reads SQL from file descriptor FD (write to it with pg_send), so
+# its backend exists, idle, before the tracers attach and works only when
+# told. PG_SESSION_PID = its backend's pid, PG_SESSION_PSQL its client's
+# (it exits after pg_send FD '\q'). Killed at exit.
+pg_session() {
+	mkfifo "$1/$4.in" && chown postgres "$1/$4.in"
+	real_as postgres "$PG_BIN/psql" -X -q -At \
+		"host=$1 port=$2 dbname=postgres application_name=$4" \
+		<"$1/$4.in" >"$1/$4.out" 2>&1 &
+	PG_SESSION_PSQL=$!
+	real_on_exit "kill $!"
+	eval "exec $3>\"\$1/\$4.in\""
+	i=0 PG_SESSION_PID=""
+	while [ $i -lt 100 ] && [ -z "$PG_SESSION_PID" ]; do
+		PG_SESSION_PID=$(pg_psql "$1" "$2" -c \
+			"SELECT pid FROM pg_stat_activity WHERE application_name = '$4'")
+		[ -n "$PG_SESSION_PID" ] || sleep 0.1
+		i=$((i + 1))
+	done
+	[ -n "$PG_SESSION_PID" ]
+}
+
+# pg_send FD SQL: send SQL to the session reading FD
+pg_send() { eval "printf '%s\n' \"\$2\" >&$1"; }
