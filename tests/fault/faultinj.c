@@ -20,6 +20,8 @@
  *                 failing it (a crash at that exact point)
  *   FAULT_LOG     a file to append "op path nth errno" lines to, one per
  *                 injected fault (so a test can check a fault happened)
+ *   FAULT_LOG_ALL 1: log every counted call too (errno 0), so a test can
+ *                 count the calls of a clean run and aim at one
  *
  * Only calls made through the PLT are seen (the library's own write(2)
  * calls, not stdio's internal ones); that is every write probity makes
@@ -118,8 +120,11 @@ static int decide(int op, const char *opname, const char *path, int *partial)
 	n = atomic_fetch_add(&calls, 1) + 1;
 	nth = env_long("FAULT_NTH", 1);
 	count = env_long("FAULT_COUNT", 0);
-	if (n < nth || (count > 0 && n >= nth + count))
+	if (n < nth || (count > 0 && n >= nth + count)) {
+		if (env_long("FAULT_LOG_ALL", 0))
+			log_fault(opname, path, n, 0);
 		return 0;
+	}
 	e = env_errno();
 	if (env_long("FAULT_KILL", 0)) {
 		log_fault(opname, path, n, 0);
