@@ -13,7 +13,8 @@
       BUILD/fuzz-cov/html/NAME/index.html.
 
   campaign.py long [NAME...]   (make fuzz-long; not in CI)
-      Runs each target (ASan+UBSan build, BUILD/fuzz/NAME) one at a time
+      Runs each target (ASan+UBSan, built as BUILD/fuzz-long/NAME from one
+      set of library objects) one at a time
       under nice -n 19 until FUZZ_LONG_RUNS executions (default 10 M) or
       FUZZ_LONG_SECONDS (default 3600) per target, whichever comes first,
       into the campaign corpus BUILD/fuzz/corpus-NAME; then merges what
@@ -23,7 +24,7 @@
       as a seed and fix it. The numbers (executions, seconds, crashes,
       corpus growth) go into bench/results/fuzz.json ("campaigns").
 
-Environment (set by mk/fuzz.mk): CLANG, COV_CFLAGS, LIB_SRCS, REJIT_SRCS,
+Environment (set by mk/fuzz.mk): CLANG, COV_CFLAGS, ASAN_CFLAGS, LIB_SRCS, REJIT_SRCS,
 LDLIBS, BUILD, LLVM_PROFDATA, LLVM_COV.
 """
 import glob, json, os, platform, re, subprocess, sys, time
@@ -129,6 +130,38 @@ def cov_objs(build):
     return objs
 
 
+def asan_bins(build, names):
+    """ASan+UBSan libFuzzer binaries for the long campaign, linked from one
+    set of library objects (BUILD/fuzz-long/obj) instead of compiling the
+    whole library once per target as the Makefile rule does."""
+    cc, cflags = env('CLANG'), env('ASAN_CFLAGS').split()
+    srcs = sorted(set(env('LIB_SRCS').split() + env('REJIT_SRCS').split()))
+    objs, jobs = {}, []
+    for s in srcs:
+        o = os.path.join(build, 'fuzz-long', 'obj', s[:-2] + '.o')
+        os.makedirs(os.path.dirname(o), exist_ok=True)
+        objs[s] = o
+        if not os.path.exists(o) or os.path.getmtime(o) < os.path.getmtime(os.path.join(ROOT, s)):
+            jobs.append(subprocess.Popen(['nice', '-n', '19', cc] + cflags +
+                                         ['-fsanitize=fuzzer-no-link', '-c', s, '-o', o], cwd=ROOT))
+        while len(jobs) >= 2:
+            if jobs[0].wait():
+                sys.exit('campaign.py: compile failed')
+            jobs.pop(0)
+    for j in jobs:
+        if j.wait():
+            sys.exit('campaign.py: compile failed')
+    bins = {}
+    for n in names:
+        b = os.path.join(build, 'fuzz-long', n)
+        libs = [objs[s] for s in env('REJIT_SRCS').split()] if n == 'fuzz_rejit_script' else \
+            [objs[s] for s in env('LIB_SRCS').split()]
+        run(['nice', '-n', '19', cc] + cflags + ['-fsanitize=fuzzer', '-o', b, f'tests/fuzz/{n}.c'] +
+            libs + env('LDLIBS').split())
+        bins[n] = b
+    return bins
+
+
 def func_lines(report_text, wanted):
     """Per-function lines/covered from `llvm-cov report -show-functions`."""
     out = {}
@@ -225,6 +258,7 @@ def cmd_coverage(names):
     for n in targets(names):
         print(f'fuzz-coverage: {n}', flush=True)
         cov[n] = coverage_one(n, objs, build)
+        res['campaigns'] = load_results().get('campaigns', res.get('campaigns', {}))
         c = cov[n]
         extra = (f', chunk decoders {c["decoders_lines_pct"]}% lines, whole reader '
                  f'{c["reader_lines_pct"]}%') if 'decoders' in c else ''
@@ -250,8 +284,10 @@ def cmd_long(names):
     secs = int(env('FUZZ_LONG_SECONDS', '3600'))
     res = load_results()
     camp = res.setdefault('campaigns', {})
-    for n in targets(names):
-        binp = os.path.join(build, 'fuzz', n)
+    names = targets(names)
+    bins = asan_bins(build, names)
+    for n in names:
+        binp = bins[n]
         work = os.path.join(build, 'fuzz', f'corpus-{n}')
         seeds = os.path.join(ROOT, 'tests', 'fuzz', 'corpus', n)
         os.makedirs(work, exist_ok=True)
@@ -284,7 +320,9 @@ def cmd_long(names):
                    'nice': 19}
         print(f'  {camp[n]["executions"]} execs in {camp[n]["seconds"]}s, {len(crashes)} crashes, '
               f'corpus {n_seeds} -> {camp[n]["seeds_after"]}', flush=True)
-        save_results(res)
+        cur = load_results()    # another campaign may have written meanwhile
+        cur.setdefault('campaigns', {})[n] = camp[n]
+        save_results(cur)
 
 
 def main():
