@@ -19,7 +19,7 @@ CLANG     ?= clang
 BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH      := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-PKGS      := libbpf yaml-0.1 jansson capstone libcrypto libelf zlib
+PKGS      := libbpf yaml-0.1 jansson capstone libcrypto libelf zlib libdw libmicrohttpd libarchive
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -152,7 +152,7 @@ test-asan: | $(DEPS_STAMP)
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	      -fno-sanitize-recover=all \
 	      -Iinclude -Isrc -I$(BUILD)/skel $(PKG_CFLAGS)
-FUZZ_LIB_SRCS = $(filter-out %.bpf.c,$(wildcard src/common/*.c src/contract/*.c src/elf/*.c src/analyze/*.c src/trace/*.c src/receipts/*.c src/validate/*.c src/attribute/*.c)) src/observe/perf_ring.c
+FUZZ_LIB_SRCS = $(filter-out %.bpf.c,$(wildcard src/common/*.c src/contract/*.c src/elf/*.c src/analyze/*.c src/trace/*.c src/receipts/*.c src/validate/*.c src/attribute/*.c src/metrics/*.c)) src/observe/perf_ring.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB_SRCS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)

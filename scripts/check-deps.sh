@@ -4,12 +4,13 @@
 # 1 (listing what is missing) otherwise. Used by make to decide whether
 # scripts/install-deps.sh must run.
 missing=""
-for pc in "libbpf >= 1.3" "yaml-0.1" "jansson" "capstone" "libcrypto" "libelf" "zlib"; do
+for pc in "libbpf >= 1.3" "yaml-0.1" "jansson" "capstone" "libcrypto" "libelf" "zlib" "libdw" "libmicrohttpd" "libarchive"; do
 	pkg-config --exists "$pc" 2>/dev/null || missing="$missing [$pc]"
 done
 sdt=0; for f in /usr/include/sys/sdt.h /usr/include/*/sys/sdt.h; do [ -f "$f" ] && sdt=1; done
 [ $sdt -eq 1 ] || missing="$missing systemtap-sdt-dev"
-for cmd in clang llc bpftool pkg-config ip perf; do
+/usr/bin/python3 -c "import jsonschema, yaml" 2>/dev/null || missing="$missing python3-jsonschema python3-yaml"
+for cmd in clang llc bpftool pkg-config ip perf pandoc promtool man ssh-keygen; do
 	command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing="$missing $cmd"
 done
 [ -f /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||

@@ -21,13 +21,17 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+# other apt/dpkg runs (unattended upgrades, a parallel build): wait, do not fail
+apt-get() { command apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 
 . /etc/os-release
 codename="${VERSION_CODENAME:-}"
 
 BASE_PKGS="make gcc clang llvm lld pkg-config libelf-dev zlib1g-dev libzstd-dev \
 libyaml-dev libjansson-dev libcapstone-dev libssl-dev libclang-rt-14-dev \
-iproute2 binutils file linux-perf procps systemtap-sdt-dev python3"
+iproute2 binutils file linux-perf procps systemtap-sdt-dev python3 \
+libdw-dev python3-jsonschema python3-yaml \
+libmicrohttpd-dev libarchive-dev pandoc man-db prometheus openssh-client"
 BPF_PKGS="libbpf-dev bpftool"
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2

@@ -128,6 +128,17 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top);
 
 const char *finding_kind_str(enum finding_kind k);
 
+/* Read-only aggregates (aggregates.c), for renderers such as
+ * src/metrics/: the manifest; a descriptor's counters and log2 histogram
+ * (the last snapshot's, or derived from --events records when the trace
+ * has no snapshot; NULL past the manifest's events); a resource's gauges
+ * at the last snapshot (NULL when no snapshot carried them); the
+ * descriptor's effective confidence. */
+const struct manifest *analysis__manifest(const struct analysis *a);
+const struct pb_desc_stats *analysis__desc_stats(const struct analysis *a, uint32_t descriptor);
+const struct pb_res_stats *analysis__res_stats(const struct analysis *a, uint32_t resource);
+enum pb_confidence analysis__confidence(const struct analysis *a, uint32_t descriptor);
+
 /* Chrome/Perfetto trace-event JSON: WAIT and hold spans per thread ("X"),
  * USE instants ("i"), live instances / outstanding units counters ("C").
  * Needs analysis__finish first. Returns 0 or -errno; *n_spans (may be NULL)

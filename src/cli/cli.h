@@ -42,11 +42,14 @@ void json_print_and_free(json_t *doc);
 /* subcommand entry points */
 int do_manifest(int argc, char **argv);
 int do_plan(int argc, char **argv);
+int do_probes(int argc, char **argv);
 int do_version(int argc, char **argv);
 int do_record(int argc, char **argv);		/* src/cli/record.c */
 int do_report(int argc, char **argv);		/* src/cli/report.c */
 int do_export(int argc, char **argv);		/* src/cli/export.c */
 int do_receipts(int argc, char **argv);		/* src/cli/receipts.c */
+int cmd_receipts_export(int argc, char **argv);	/* src/cli/receipts_sign.c */
+int cmd_receipts_checkpoint(int argc, char **argv);
 int do_watch(int argc, char **argv);		/* src/cli/watch.c */
 /* src/cli/stop.c: SIGINT/SIGTERM only set cli_stop_signal (the signal);
  * long-running commands poll it and stop cleanly */
@@ -59,5 +62,6 @@ int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
 int do_train(int argc, char **argv);		/* src/cli/train.c */
 int do_sample(int argc, char **argv);		/* src/cli/sample.c */
 int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
+int do_metrics(int argc, char **argv);		/* src/cli/metrics.c */
 
 #endif

@@ -21,6 +21,7 @@ const char *bin_name = "probity";
 static const struct cmd main_cmds[] = {
 	{ "manifest", do_manifest, "check (lint) and show resource manifests" },
 	{ "plan",     do_plan,     "compile a manifest into an attach plan for a binary or process" },
+	{ "probes",   do_probes,   "list USDT probes and functions a manifest can probe (bpftrace -l)" },
 	{ "record",   do_record,   "record resource events and OS effects into a trace file" },
 	{ "train",    do_train,    "train a distribution envelope from clean runs or traces" },
 	{ "health",   do_health,   "per-descriptor confidence (validated/suspect/stale), live or from a trace" },
@@ -31,6 +32,7 @@ static const struct cmd main_cmds[] = {
 	{ "rejit",    do_rejit,    "reference specializer: profile, rewrite, swap and deopt an XDP program" },
 	{ "sample",   do_sample,   "sample every CPU with the kernel's JIT symbol records" },
 	{ "attribute", do_attribute, "attribute samples or a time window to program generations" },
+	{ "metrics",  do_metrics,  "a trace as Prometheus metrics (stdout, textfile, HTTP)" },
 	{ "version",  do_version,  "print the version and the libraries in use" },
 	{ 0 },
 };
@@ -74,6 +76,11 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	    !strcmp(argv[0], "-h")) {
 		help(stdout);
 		return argc < 1 ? EXIT_USAGE : EXIT_OK;
+	}
+	if (!strcmp(argv[0], "__complete")) {	/* hidden: the table, for scripts/gen-completion.sh */
+		for (c = cmds; c->name; c++)
+			printf("%s\n", c->name);
+		return EXIT_OK;
 	}
 	for (c = cmds; c->name; c++)
 		if (!strcmp(argv[0], c->name))

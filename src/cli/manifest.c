@@ -8,9 +8,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli/cli.h"
 #include "common/digest.h"
 #include "contract/manifest.h"
+#include "contract/manifest_schema.h"
 
 static void manifest_help(FILE *out)
 {
@@ -22,6 +24,9 @@ static void manifest_help(FILE *out)
 		"Commands:\n"
 		"  lint FILE...   check manifests; print every finding as file:line:col\n"
 		"  show FILE      print the parsed model (a table, or JSON with -j)\n"
+		"  init BINARY -o FILE  write a manifest skeleton from the binary's probe\n"
+		"                 sites (see 'probes'); lint then lists what is left to fill\n"
+		"  schema         print the JSON Schema of manifest v1 (for editors)\n"
 		"  help           show this help\n"
 		"\n"
 		"Exit status: 0 clean, 1 findings, 2 usage error or unreadable file.\n",
@@ -163,6 +168,199 @@ static int do_lint(int argc, char **argv)
 		json_decref(results);
 	}
 	return ret;
+}
+
+/* ---- init and schema ------------------------------------------------------- */
+
+static void init_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [-j] manifest init BINARY [--usdt GLOB] [--symbol GLOB] -o FILE\n"
+		"\n"
+		"Write a manifest skeleton for BINARY: the target with its build-id, a stub\n"
+		"resource, and one candidate event per matched probe site (USDT probes\n"
+		"matching --usdt, functions matching --symbol; with neither, every USDT\n"
+		"probe) with provenance {source: static_analysis, evidence: what `probity\n"
+		"probes` saw}. Where only a person can choose (the resource, the event's\n"
+		"kind, its instance) the file says TODO, with the choices in a comment;\n"
+		"`probity manifest lint FILE` reports each TODO left, and the file lints\n"
+		"clean once they are filled.\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output FILE    the manifest to write ('-' for stdout, not with -j);\n"
+		"                       an existing file is kept unless --force\n"
+		"  -u, --usdt GLOB      USDT probes to include (PROVIDER:NAME, fnmatch)\n"
+		"  -s, --symbol GLOB    functions to include (mangled or demangled name)\n"
+		"  -n, --name NAME      the manifest's name (default: the binary's name)\n"
+		"  -f, --force          overwrite FILE\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"Exit status: 0 written, 1 nothing matched or too many sites (over 500),\n"
+		"2 usage error, unreadable binary or FILE exists.\n",
+		bin_name);
+}
+
+static void schema_help(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s manifest schema\n"
+		"\n"
+		"Print the JSON Schema (draft 2020-12) of manifest v1, generated from the\n"
+		"parser's own field tables: field names, types, enums, required fields.\n"
+		"Point yaml-language-server at it to complete and check manifests in an\n"
+		"editor (first line: # yaml-language-server: $schema=PATH). Cross-field\n"
+		"rules (references, at/kind combinations, ...) are lint's alone.\n"
+		"\n"
+		"Options:\n"
+		"  -h, --help     show this help\n",
+		bin_name);
+}
+
+struct init_args {
+	struct manifest_init_opts o;
+	const char *output;
+	bool force;
+};
+
+/* -1 to go on, else an exit status */
+static int parse_init(int argc, char **argv, struct init_args *a)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "usdt", required_argument, NULL, 'u' },
+		{ "symbol", required_argument, NULL, 's' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "o:u:s:n:fh", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'o': a->output = optarg; break;
+		case 'u': a->o.usdt_glob = optarg; break;
+		case 's': a->o.symbol_glob = optarg; break;
+		case 'n': a->o.name = optarg; break;
+		case 'f': a->force = true; break;
+		case 'h':
+			init_help(stdout);
+			return EXIT_OK;
+		default:
+			init_help(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || !a->output) {
+		p_err("expected BINARY and -o FILE (see '%s manifest init --help')", bin_name);
+		return EXIT_USAGE;
+	}
+	if (json_output && !strcmp(a->output, "-")) {
+		p_err("-o - writes the manifest to stdout, where -j prints JSON: give a FILE");
+		return EXIT_USAGE;
+	}
+	a->o.binary = argv[optind];
+	return -1;
+}
+
+static int init_error(const struct init_args *a, int err, const struct manifest_init_result *r)
+{
+	if (err == -ENOENT && r->n_skipped)
+		p_err("%s: the %zu matching function%s only in its debug file (plan resolves symbols in the binary's own tables)",
+		      a->o.binary, r->n_skipped, r->n_skipped == 1 ? " is" : "s are");
+	else if (err == -ENOENT)
+		p_err("%s: no probe site matches%s%s%s%s (list them with '%s probes %s')", a->o.binary,
+		      a->o.usdt_glob ? " --usdt " : "", a->o.usdt_glob ? a->o.usdt_glob : "",
+		      a->o.symbol_glob ? " --symbol " : "", a->o.symbol_glob ? a->o.symbol_glob : "",
+		      bin_name, a->o.binary);
+	else if (err == -E2BIG)
+		p_err("%s: %zu sites match: narrow --usdt/--symbol (a manifest names the few sites of one resource)",
+		      a->o.binary, r->n_events);
+	else
+		p_err("%s: %s", a->o.binary, err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+	return err == -ENOENT || err == -E2BIG ? EXIT_FINDINGS
+	       : err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_USAGE;
+}
+
+static int do_init(int argc, char **argv)
+{
+	struct init_args a = { 0 };
+	struct manifest_init_result r;
+	bool to_stdout;
+	char *tmp = NULL;
+	FILE *out;
+	int ret, err;
+
+	ret = parse_init(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
+	to_stdout = !strcmp(a.output, "-");
+	if (!to_stdout && !a.force && access(a.output, F_OK) == 0) {
+		p_err("%s exists: keeping it (--force overwrites)", a.output);
+		return EXIT_USAGE;
+	}
+	if (!to_stdout && asprintf(&tmp, "%s.tmp.%d", a.output, (int)getpid()) < 0) {
+		p_err("out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	out = to_stdout ? stdout : fopen(tmp, "w");
+	if (!out) {
+		p_err("%s: %s", tmp, strerror(errno));
+		free(tmp);
+		return EXIT_USAGE;
+	}
+	err = manifest_init__write(&a.o, out, &r);
+	if (!to_stdout && fclose(out) && !err)
+		err = -EIO;
+	if (!err && !to_stdout && rename(tmp, a.output))
+		err = -errno;
+	if (tmp && err)
+		unlink(tmp);
+	free(tmp);
+	if (err)
+		return init_error(&a, err, &r);
+	if (json_output)
+		json_print_and_free(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "file", a.output,
+					      "build_id", r.build_id, "events", (json_int_t)r.n_events,
+					      "usdt", (json_int_t)r.n_usdt,
+					      "functions", (json_int_t)r.n_symbols,
+					      "skipped_debug_only", (json_int_t)r.n_skipped,
+					      "todo", (json_int_t)r.n_placeholders));
+	else
+		fprintf(to_stdout ? stderr : stdout,
+			"%s: %zu event%s (%zu USDT, %zu function%s), %zu TODO to fill; next: %s manifest lint %s\n",
+			a.output, r.n_events, r.n_events == 1 ? "" : "s", r.n_usdt, r.n_symbols,
+			r.n_symbols == 1 ? "" : "s", r.n_placeholders, bin_name, a.output);
+	return EXIT_OK;
+}
+
+static int do_schema(int argc, char **argv)
+{
+	json_t *schema;
+	int rc;
+
+	rc = parse_help_only(argc, argv, schema_help);
+	if (rc >= 0)
+		return rc;
+	if (optind != argc) {
+		p_err("unexpected argument '%s' (see '%s manifest schema --help')", argv[optind],
+		      bin_name);
+		return EXIT_USAGE;
+	}
+	schema = manifest__schema();
+	if (!schema) {
+		p_err("out of memory");
+		return EXIT_FAILURE_RT;
+	}
+	/* the schema is JSON whatever -j says; pretty unless -j asks for one line */
+	if (json_output)
+		json_print_and_free(schema);
+	else {
+		json_dumpf(schema, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(schema);
+	}
+	return EXIT_OK;
 }
 
 /* ---- show: plain tables ---------------------------------------------------- */
@@ -372,6 +570,8 @@ out:
 static const struct cmd manifest_cmds[] = {
 	{ "lint", do_lint, "check manifests, print every finding" },
 	{ "show", do_show, "print the parsed model" },
+	{ "init", do_init, "write a manifest skeleton from a binary's probe sites" },
+	{ "schema", do_schema, "print the JSON Schema of manifest v1" },
 	{ 0 },
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* receipts.c (cli): `probity receipts log | show GEN | verify | diff GEN
- * GEN | gc` over a receipt store (src/receipts/, docs/receipts.md). */
+ * GEN | gc | export | checkpoint` (the last two: receipts_sign.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -40,6 +40,7 @@ static void receipts_help(FILE *out)
 		"  gc [--min-age S] [--dry-run]\n"
 		"                             remove objects no log entry reaches, and\n"
 		"                             interrupted writes, older than S seconds (3600)\n"
+		"  export, checkpoint         signed receipts for auditors (export --help)\n"
 		"\n"
 		"Options:\n"
 		"  -s, --store DIR      the receipt store (default $PROBITY_STORE, else\n"
@@ -64,8 +65,7 @@ struct ropts {
 	const char *generation;
 	long min_age;
 	bool dry_run;
-	const char *at;
-	const char *link;
+	const char *at, *link;
 };
 
 /* Parse the options shared by every receipts command; returns the index
@@ -789,6 +789,7 @@ static const struct cmd receipts_cmds[] = {
 	{ "verify", cmd_verify, "recompute every digest and the log chain" },
 	{ "diff", cmd_diff, "what two generations differ in" },
 	{ "gc", cmd_gc, "remove unreachable objects" },
+	{ "export", cmd_receipts_export, "sign receipts" }, { "checkpoint", cmd_receipts_checkpoint, "sign the log" },
 	{ 0 },
 };
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "contract/manifest_int.h"
+#include "contract/manifest_schema.h"
 
 static void join_list(const char *const *names, size_t n, const char *sep, char *buf, size_t sz)
 {
@@ -340,6 +341,27 @@ bool mf_get_date(struct mctx *c, const struct ynode *v, const char *parent, cons
 /* ---- mappings and lists -------------------------------------------------- */
 
 /* Split a mapping into known fields; report unknown and duplicate keys. */
+/* A scalar `TODO` (what `manifest init` writes where a person must choose)
+ * is one "left to fill" finding saying what is expected; the field then
+ * counts as absent without a second "required field is missing". */
+static bool left_to_fill(struct mctx *c, struct fields *f, size_t k, const char *path)
+{
+	const struct ynode *v = f->val[k];
+	const struct mf_table *t;
+	char hint[300] = "";
+
+	if (v->kind != YNODE_SCALAR || strcmp(v->str, MANIFEST_PLACEHOLDER) ||
+	    v->len != strlen(MANIFEST_PLACEHOLDER))
+		return false;
+	for (t = mf_tables; t->name; t++)
+		if (t->items == f->known)
+			mf_field_hint(t->name, f->known[k], hint, sizeof(hint));
+	merr(c, v->loc, path, f->known[k], "left to fill (TODO): %s",
+	     hint[0] ? hint : "a value");
+	f->hinted |= 1u << k;
+	return true;
+}
+
 bool mf_map_fields(struct mctx *c, const struct ynode *map, const char *path,
 		   const char *const *known, size_t n_known, struct fields *f)
 {
@@ -376,6 +398,8 @@ bool mf_map_fields(struct mctx *c, const struct ynode *map, const char *path,
 		}
 		f->key[k] = key;
 		f->val[k] = map->items[i];
+		if (left_to_fill(c, f, k, path))
+			f->val[k] = NULL;
 	}
 	return true;
 }

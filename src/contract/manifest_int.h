@@ -146,4 +146,17 @@ int manifest__build(struct mctx *c, const struct ynode *root);
 /* Stage 3: cross-field and cross-item checks on c->m. */
 void manifest__check(struct mctx *c);
 
+/* The parser's field-name and enum tables (manifest_parse.c), for the
+ * JSON Schema and the "left to fill" hints (manifest_schema.c). */
+struct mf_table {
+	const char *name;	/* "event", "site", ... or the enum: "kind", ... */
+	const char *const *items;
+	size_t n;
+	bool is_enum;
+};
+extern const struct mf_table mf_tables[];	/* ends with a NULL name */
+/* What a field of table obj expects, for a "left to fill" finding
+ * (manifest_schema.c); "" when unknown. */
+void mf_field_hint(const char *obj, const char *key, char *buf, size_t sz);
+
 #endif

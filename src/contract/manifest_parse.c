@@ -584,3 +584,28 @@ int manifest__build(struct mctx *c, const struct ynode *root)
 	}
 	return c->oom ? -ENOMEM : 0;
 }
+
+/* ---- the tables, for the JSON Schema (manifest_schema.c) ------------------ */
+
+/* What this parser accepts, table by table: the schema and the "left to
+ * fill" hints are generated from these, so they cannot drift from it. */
+const struct mf_table mf_tables[] = {
+	{ "root", root_keys, N(root_keys), false },
+	{ "target", target_keys, N(target_keys), false },
+	{ "resource", resource_keys, N(resource_keys), false },
+	{ "event", event_keys, N(event_keys), false },
+	{ "site", site_keys, N(site_keys), false },
+	{ "expect", expect_keys, N(expect_keys), false },
+	{ "provenance", prov_keys, N(prov_keys), false },
+	{ "predict", predict_keys, N(predict_keys), false },
+	{ "kind", kind_names, N(kind_names), true },
+	{ "class", class_names, N(class_names), true },
+	{ "at", at_names, N(at_names), true },
+	/* "degraded" is listed for its message only; never valid in a file */
+	{ "confidence", conf_names, N(conf_names) - 1, true },
+	{ "source", source_names, N(source_names), true },
+	{ "returns", returns_names, N(returns_names), true },
+	{ "generation", gen_names, N(gen_names), true },
+	{ "effect", effect_names, N(effect_names), true },
+	{ NULL, NULL, 0, false },
+};

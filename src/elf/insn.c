@@ -85,6 +85,8 @@ static void classify(csh cs, const cs_insn *insn, struct insn_site_check *out)
 	else
 		why = "executed out of line (single-step)";
 	snprintf(out->note, sizeof(out->note), "%s", why);
+	out->exec = out->is_nop5 ? INSN_EXEC_OPTIMIZABLE
+		    : strstr(why, "emulated") ? INSN_EXEC_EMULATED : INSN_EXEC_SINGLE_STEP;
 }
 
 /* "mnemonic op_str" into text, cut to sz (never fails). */

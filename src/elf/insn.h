@@ -10,6 +10,15 @@
 
 #include "elf/elf_image.h"
 
+/* How the kernel runs a probed instruction (x86-64, arch/x86/kernel/uprobes.c). */
+enum insn_exec {
+	INSN_EXEC_UNKNOWN = 0,	/* not decoded */
+	INSN_EXEC_OPTIMIZABLE,	/* 5-byte nop: after the first hit the kernel may
+				 * replace the trap with a call (6.18+) */
+	INSN_EXEC_EMULATED,	/* one trap, emulated in the kernel (push, branch, nop) */
+	INSN_EXEC_SINGLE_STEP,	/* one trap, then single-stepped out of line */
+};
+
 struct insn_site_check {
 	bool in_bounds;		/* offset < symbol size (or size unknown) */
 	bool on_boundary;	/* offset starts an instruction */
@@ -17,6 +26,7 @@ struct insn_site_check {
 	char insn_text[96];	/* "push rbp" etc. */
 	bool is_nop5;		/* 5-byte nop (optimizable by the kernel) */
 	bool needs_emulation;	/* the kernel emulates/single-steps it (warn) */
+	enum insn_exec exec;	/* which of the two (or optimizable) */
 	uint64_t prev_boundary;	/* start of the instruction holding offset
 				 * (== offset when on_boundary) */
 	uint64_t next_boundary;	/* start of the instruction after it; both

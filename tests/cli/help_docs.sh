@@ -20,9 +20,20 @@ for c in $cmds; do
 	done
 done
 # subcommands of nouns with a command table (e.g. manifest lint/show)
-for sub in "manifest lint" "manifest show"; do
+for sub in "manifest lint" "manifest show" "receipts export" "receipts checkpoint"; do
 	grep -q "^### probity $sub" "$DOC" || err "no '### probity $sub' section in $DOC"
-	"$P" $sub --help >/dev/null 2>&1 || err "'probity $sub --help' exited non-zero"
+	out=$("$P" $sub --help 2>&1) || err "'probity $sub --help' exited non-zero"
+	for opt in $(echo "$out" | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -q -- "$opt" "$DOC" || err "'probity $sub --help' shows $opt, $DOC does not"
+	done
+done
+# manifest init / schema: a section each, every long option documented
+for sub in "manifest init" "manifest schema"; do
+	grep -q "^### probity $sub" "$DOC" || err "no '### probity $sub' section in $DOC"
+	out=$("$P" $sub --help 2>&1) || err "'probity $sub --help' exited non-zero"
+	for opt in $(echo "$out" | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -q -- "$opt" "$DOC" || err "'probity $sub --help' shows $opt, $DOC does not"
+	done
 done
 # global flags
 for opt in --json --pretty --verbose --help --version; do
