@@ -316,8 +316,13 @@ static int open_trace(struct recorder *r)
 		err = trace_writer__plan(r->w, r->p);
 	for (i = 0; !err && i < engine__n_notes(r->e); i++)
 		err = trace_writer__note(r->w, engine__note(r->e, i));
-	if (err)
+	if (err) {
 		say(r, PB_LOG_ERROR, "cannot write trace file %s: %s", r->o.output, strerror(-err));
+		/* no evidence in it yet: leave no half-written trace behind */
+		trace_writer__close(r->w);
+		r->w = NULL;
+		unlink(r->o.output);
+	}
 out:
 	free(mbuf);
 	return err;
@@ -541,7 +546,9 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 		err = trace_writer__end(r->w, &e);
 	}
 	if (err) {
-		say(r, PB_LOG_ERROR, "cannot finish trace file %s", r->o.output);
+		say(r, PB_LOG_ERROR, "cannot finish trace file %s: %s; %llu trace writes failed "
+		    "(the file reads up to its last complete chunk)", r->o.output, strerror(-err),
+		    (unsigned long long)r->write_errors);
 		return err;
 	}
 	r->res.records = trace_writer__records(r->w);

@@ -322,7 +322,10 @@ static int reader_start(struct trace_reader *r)
 	if (!r->descs) {
 		const struct trace_plan_hdr *ph = buf;
 
-		if (len < sizeof(*ph) ||
+		/* n_resources sizes an allocation but not the chunk: bound it
+		 * as the engine does (a CRC-valid plan saying 4 G resources
+		 * made the reader calloc 4 G entries) */
+		if (len < sizeof(*ph) || ph->n_resources > PB_MAX_RESOURCES ||
 		    len != sizeof(*ph) + (size_t)ph->n_descriptors * sizeof(*r->descs) +
 			   (size_t)ph->n_sites * sizeof(*r->sites))
 			return -EBADMSG;

@@ -10,7 +10,8 @@
  * extended so that it still reads back clean).
  * The first input byte picks how the bytes become a log, so that the
  * fuzzer gets past the chunk CRCs and the hash chain to the entries:
- *   'C' + file    the rest as the file, every complete chunk's CRC fixed
+ *   'C' + file    the rest as the file, its framing made valid
+ *                 (fuzz_frame.h: magic, header length, chunk lengths, CRCs)
  *   'S' + lines   one entry per '\n'-separated line: line[0] & 7 is the
  *                 chunk type, the rest the payload; a JSON object gets
  *                 "kind", "seq" and "prev" set right (unless line[0] &
@@ -33,6 +34,7 @@
 #include "receipts/store.h"
 #include "receipts/verify.h"
 #include "fuzz_tmp.h"
+#include "fuzz_frame.h"
 
 static struct pb_store *store;
 static char log_path[256];
@@ -46,53 +48,14 @@ static void on_problem(void *ctx, const char *where, const char *what)
 	n_problems += strlen(where) + strlen(what) > 0;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint32_t crc_of(uint32_t type, uint32_t len, const void *buf)
-{
-	uint8_t tl[8];
-	uLong c = crc32(0L, Z_NULL, 0);
-
-	put32(tl, type);
-	put32(tl + 4, len);
-	c = crc32(c, tl, 8);
-	return (uint32_t)crc32(c, buf, len);
-}
-
-/* 'C': fix the CRC of every complete chunk in place */
-static void fix_crcs(uint8_t *b, size_t size)
-{
-	size_t off;
-
-	if (size < 16)
-		return;
-	off = get32(b + 12);
-	while (off < size && size - off >= 16) {
-		uint32_t l = get32(b + off + 8);
-
-		if (l > size - off - 16)
-			break;
-		put32(b + off + 12, crc_of(get32(b + off + 4), l, b + off + 16));
-		off += 16 + (size_t)l;
-	}
-}
-
 static void emit(FILE *f, uint32_t type, const void *buf, size_t len)
 {
 	uint8_t h[16];
 
-	put32(h, 0x4b434250u);
-	put32(h + 4, type);
-	put32(h + 8, (uint32_t)len);
-	put32(h + 12, crc_of(type, (uint32_t)len, buf));
+	fuzz_frame_put32(h, 0x4b434250u);
+	fuzz_frame_put32(h + 4, type);
+	fuzz_frame_put32(h + 8, (uint32_t)len);
+	fuzz_frame_put32(h + 12, fuzz_frame_crc(type, (uint32_t)len, buf));
 	fwrite(h, 1, 16, f);
 	fwrite(buf, 1, len, f);
 }
@@ -105,8 +68,8 @@ static void write_structured(FILE *f, const uint8_t *d, size_t size)
 	long long seq = 0;
 
 	memcpy(h, PB_LIFELOG_MAGIC, 8);
-	put32(h + 8, PB_LIFELOG_VERSION);
-	put32(h + 12, 16);
+	fuzz_frame_put32(h + 8, PB_LIFELOG_VERSION);
+	fuzz_frame_put32(h + 12, 16);
 	fwrite(h, 1, 16, f);
 	memset(prev, '0', 64);
 	prev[64] = 0;
@@ -173,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (b) {
 			memcpy(b, data + 1, size - 1);
-			fix_crcs(b, size - 1);
+			fuzz_frame_fixup(b, size - 1, PB_LIFELOG_MAGIC);
 			fwrite(b, 1, size - 1, f);
 			free(b);
 		}

@@ -5,8 +5,9 @@
  * bytes must read or fail cleanly; what reads must build a table, and
  * every sample must look up, without a crash.
  * The first input byte picks how the bytes are used:
- *   'C' + file    the rest as a sample file, every complete chunk's CRC
- *                 fixed (so the fuzzer reaches the records)
+ *   'C' + file    the rest as a sample file, its framing made valid
+ *                 (fuzz_frame.h: header length, every chunk's length and
+ *                 CRC), so the fuzzer reaches the records
  *   'J' + JSON    the rest as a lifecycle log (array of entries): table,
  *                 lookups, link windows and --at queries
  *   otherwise     the input is the file as it is
@@ -19,6 +20,7 @@
 #include <zlib.h>
 #include "attribute/itable.h"
 #include "attribute/samples.h"
+#include "fuzz_frame.h"
 
 #define MAX_SAMPLES 256
 
@@ -27,38 +29,6 @@ struct ctx {
 	uint64_t time[MAX_SAMPLES], ip[MAX_SAMPLES];
 	int n;
 };
-
-static uint32_t get32(const uint8_t *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
-}
-
-static void fix_crcs(uint8_t *b, size_t n)
-{
-	size_t off;
-
-	if (n < 16)
-		return;
-	off = get32(b + 12);
-	while (off + 16 <= n) {
-		uint32_t len = get32(b + off + 8);
-		uLong crc;
-
-		if (len > n - off - 16)
-			break;
-		crc = crc32(0L, Z_NULL, 0);
-		crc = crc32(crc, b + off + 4, 8);
-		if (len)
-			crc = crc32(crc, b + off + 16, len);
-		put32(b + off + 12, (uint32_t)crc);
-		off += 16 + len;
-	}
-}
 
 static int on_snapshot(void *c, const json_t *j)
 {
@@ -133,7 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (!path[0])
-		snprintf(path, sizeof(path), "/tmp/fuzz_samples.%d", (int)getpid());
+		snprintf(path, sizeof(path), "%s/fuzz_samples.%d",
+			 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm", (int)getpid());
 	copy = malloc(size ? size : 1);
 	if (!copy) {
 		attr_table__free(x.t);
@@ -141,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(copy, data, size);
 	if (size && copy[0] == 'C')
-		fix_crcs(copy + 1, size - 1);
+		fuzz_frame_fixup(copy + 1, size - 1, PB_SAMPLES_MAGIC);
 	f = fopen(path, "wb");
 	if (f) {
 		if (size && copy[0] == 'C')

@@ -2,9 +2,18 @@
 /* fuzz_trace.c: libFuzzer entry point for the trace reader
  * (src/trace/trace.c over common/framing.c): any bytes as a trace file
  * must open or fail cleanly, and every item must iterate without reading
- * outside what the reader returned. Seeds: tests/fuzz/corpus/fuzz_trace
- * (a clean trace, a cut one, records with bad sizes, a multi-process
- * trace with its process table). */
+ * outside what the reader returned.
+ * The first input byte picks how the bytes are used:
+ *   'C' + file    the rest as a trace file with its framing made valid
+ *                 (fuzz_frame.h: magic, header length, every chunk's
+ *                 length and CRC), so mutations reach the header, plan,
+ *                 snapshot, records, note and end decoders behind the CRC
+ *   otherwise     the input is the file as it is (raw seeds start 'P'):
+ *                 the CRC, torn-tail and bad-length paths themselves
+ * Seeds: tests/fuzz/corpus/fuzz_trace (real traces written by `probity
+ * record` on the demo, a cut one, a multi-process trace with its process
+ * table, 'C' variants of each; see tests/fuzz/mk-frame-seeds.sh).
+ * Dictionary: fuzz_trace.dict. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +21,7 @@
 #include <unistd.h>
 #include "analyze/script.h"
 #include "trace/trace.h"
+#include "fuzz_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,11 +35,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int k;
 
 	if (!path[0])
-		snprintf(path, sizeof(path), "/tmp/fuzz_trace.%d", (int)getpid());
+		snprintf(path, sizeof(path), "%s/fuzz_trace.%d",
+			 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm", (int)getpid());
 	f = fopen(path, "wb");
 	if (!f)
 		return 0;
-	fwrite(data, 1, size, f);
+	if (size && data[0] == 'C') {
+		uint8_t *b = malloc(size);
+
+		if (!b) {
+			fclose(f);
+			return 0;
+		}
+		memcpy(b, data + 1, size - 1);
+		fuzz_frame_fixup(b, size - 1, TRACE_MAGIC);
+		fwrite(b, 1, size - 1, f);
+		free(b);
+	} else {
+		fwrite(data, 1, size, f);
+	}
 	fclose(f);
 	r = trace_reader__open(path);
 	if (!r) {

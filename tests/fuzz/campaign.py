@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""campaign.py: the long fuzz campaigns and their coverage numbers.
+
+  campaign.py coverage   (make fuzz-coverage)
+      Builds every tests/fuzz/fuzz_*.c target with clang source-based
+      coverage (-fprofile-instr-generate -fcoverage-mapping, no sanitizer),
+      runs it over its corpus (tests/fuzz/corpus/NAME, plus the campaign
+      corpus build/fuzz/corpus-NAME when present), and writes per target
+      the line/branch coverage of the files the target exists for, and of
+      the reader's chunk decoders for the framed formats, into
+      bench/results/fuzz.json ("coverage"), with an HTML report under
+      BUILD/fuzz-cov/html/NAME/index.html.
+
+  campaign.py long [NAME...]   (make fuzz-long; not in CI)
+      Runs each target (ASan+UBSan, built as BUILD/fuzz-long/NAME from one
+      set of library objects) one at a time
+      under nice -n 19 until FUZZ_LONG_RUNS executions (default 10 M) or
+      FUZZ_LONG_SECONDS (default 3600) per target, whichever comes first,
+      into the campaign corpus BUILD/fuzz/corpus-NAME; then merges what
+      adds coverage into tests/fuzz/corpus/NAME (-merge=1: minimized, only
+      inputs with new features). Crashes land in tests/fuzz/ as
+      crash-*/leak-*/timeout-* (libFuzzer's artifact prefix): commit each
+      as a seed and fix it. The numbers (executions, seconds, crashes,
+      corpus growth) go into bench/results/fuzz.json ("campaigns").
+
+Environment (set by mk/fuzz.mk): CLANG, COV_CFLAGS, ASAN_CFLAGS, LIB_SRCS, REJIT_SRCS,
+LDLIBS, BUILD, LLVM_PROFDATA, LLVM_COV.
+"""
+import glob, json, os, platform, re, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS = os.path.join(ROOT, 'bench', 'results', 'fuzz.json')
+
+# target -> (files it exists for, reader functions {file: [functions]}).
+# The chunk decoders (DECODERS) are the functions that decode a chunk's
+# payload once framing has passed it: the bar of issue 19 (>= 80 % of their
+# lines). The openers and framing's reader are reported beside them.
+FRAMING_READER = ['frame_reader__open', 'frame_reader__next']
+DECODERS = {'reader_start', 'read_snapshot', 'trace_reader__next',
+            'decode_record', 'parse_records', 'json_chunk',
+            'check_entry', 'read_log'}
+TARGETS = {
+    'fuzz_trace': (['src/trace/trace.c', 'src/common/framing.c'],
+                   {'src/trace/trace.c': ['reader_start', 'trace_reader__open', 'read_snapshot',
+                                          'trace_reader__next'],
+                    'src/common/framing.c': FRAMING_READER}),
+    'fuzz_samples': (['src/attribute/samples.c', 'src/common/framing.c', 'src/attribute/itable.c',
+                      'src/attribute/itable_build.c', 'src/attribute/itable_load.c',
+                      'src/attribute/itable_links.c'],
+                     {'src/attribute/samples.c': ['decode_record', 'parse_records', 'open_samples',
+                                                  'json_chunk', 'samples__read'],
+                      'src/common/framing.c': FRAMING_READER}),
+    'fuzz_lifelog': (['src/receipts/lifelog.c', 'src/common/framing.c'],
+                     {'src/receipts/lifelog.c': ['open_log', 'check_entry', 'read_log',
+                                                 'lifelog__read'],
+                      'src/common/framing.c': FRAMING_READER}),
+    'fuzz_manifest': (['src/contract/manifest.c', 'src/contract/manifest_parse.c',
+                       'src/contract/manifest_fields.c', 'src/contract/manifest_check.c',
+                       'src/contract/yaml_tree.c', 'src/contract/value.c'], {}),
+    'fuzz_elf': (['src/elf/elf_image.c', 'src/elf/insn.c', 'src/elf/usdt.c', 'src/elf/symbols.c'], {}),
+    'fuzz_envelope': (['src/validate/envelope.c', 'src/validate/envelope_json.c',
+                       'src/validate/envelope_check.c'], {}),
+    'fuzz_perfscript': (['src/attribute/perfscript.c'], {}),
+    'fuzz_receipt': (['src/receipts/canon.c', 'src/receipts/normalize.c',
+                      'src/receipts/generation.c'], {}),
+    'fuzz_records': (['src/analyze/analyze.c', 'src/analyze/diagnose.c',
+                      'src/analyze/diagnose_joins.c', 'src/analyze/diagnose_findings.c'], {}),
+    'fuzz_rejit_script': (['src/specializer/script.c'], {}),
+    'fuzz_store': (['src/receipts/verify.c', 'src/receipts/store.c'], {}),
+    'fuzz_timespec': (['src/attribute/timespec.c'], {}),
+    'fuzz_probes': (['src/elf/probes.c', 'src/elf/dwarf.c', 'src/contract/manifest_init.c'], {}),
+    'fuzz_signing': (['src/receipts/dsse.c', 'src/metrics/metrics_http.c'], {}),
+}
+
+
+def env(k, d=None):
+    v = os.environ.get(k, d)
+    if v is None:
+        sys.exit(f'campaign.py: {k} is not set (run through make fuzz-coverage / fuzz-long)')
+    return v
+
+
+def targets(names):
+    have = sorted(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(ROOT, 'tests/fuzz/fuzz_*.c')))
+    for n in names:
+        if n not in have:
+            sys.exit(f'campaign.py: no target {n} (have: {" ".join(have)})')
+    return names or have
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, cwd=ROOT, **kw)
+    if r.returncode:
+        sys.exit(f'campaign.py: failed ({r.returncode}): {" ".join(cmd)[:300]}')
+    return r
+
+
+def load_results():
+    try:
+        with open(RESULTS) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def save_results(res):
+    res['benchmark'] = 'fuzz'
+    la = os.getloadavg()[0]
+    res['machine'] = {'kernel': platform.release(), 'cpus': os.cpu_count(),
+                      'loadavg_1m_at_write': round(la, 2),
+                      'clang': subprocess.run([env('CLANG', 'clang'), '--version'], capture_output=True,
+                                              text=True).stdout.splitlines()[0]}
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS + '.tmp', 'w') as f:
+        json.dump(res, f, indent=2, sort_keys=True)
+        f.write('\n')
+    os.replace(RESULTS + '.tmp', RESULTS)
+
+
+def cov_objs(build):
+    """The library objects, compiled once with coverage instrumentation."""
+    cc, cflags = env('CLANG'), env('COV_CFLAGS').split()
+    objs = {}
+    srcs = sorted(set(env('LIB_SRCS').split() + env('REJIT_SRCS').split()))
+    for s in srcs:
+        o = os.path.join(build, 'fuzz-cov', 'obj', s[:-2] + '.o')
+        os.makedirs(os.path.dirname(o), exist_ok=True)
+        if not os.path.exists(o) or os.path.getmtime(o) < os.path.getmtime(os.path.join(ROOT, s)):
+            run(['nice', '-n', '10', cc] + cflags + ['-fsanitize=fuzzer-no-link', '-c', s, '-o', o])
+        objs[s] = o
+    return objs
+
+
+def asan_bins(build, names):
+    """ASan+UBSan libFuzzer binaries for the long campaign, linked from one
+    set of library objects (BUILD/fuzz-long/obj) instead of compiling the
+    whole library once per target as the Makefile rule does."""
+    cc, cflags = env('CLANG'), env('ASAN_CFLAGS').split()
+    srcs = sorted(set(env('LIB_SRCS').split() + env('REJIT_SRCS').split()))
+    objs, jobs = {}, []
+    for s in srcs:
+        o = os.path.join(build, 'fuzz-long', 'obj', s[:-2] + '.o')
+        os.makedirs(os.path.dirname(o), exist_ok=True)
+        objs[s] = o
+        if not os.path.exists(o) or os.path.getmtime(o) < os.path.getmtime(os.path.join(ROOT, s)):
+            jobs.append(subprocess.Popen(['nice', '-n', '19', cc] + cflags +
+                                         ['-fsanitize=fuzzer-no-link', '-c', s, '-o', o], cwd=ROOT))
+        while len(jobs) >= 2:
+            if jobs[0].wait():
+                sys.exit('campaign.py: compile failed')
+            jobs.pop(0)
+    for j in jobs:
+        if j.wait():
+            sys.exit('campaign.py: compile failed')
+    bins = {}
+    for n in names:
+        b = os.path.join(build, 'fuzz-long', n)
+        libs = [objs[s] for s in env('REJIT_SRCS').split()] if n == 'fuzz_rejit_script' else \
+            [objs[s] for s in env('LIB_SRCS').split()]
+        run(['nice', '-n', '19', cc] + cflags + ['-fsanitize=fuzzer', '-o', b, f'tests/fuzz/{n}.c'] +
+            libs + env('LDLIBS').split())
+        bins[n] = b
+    return bins
+
+
+def func_lines(report_text, wanted):
+    """Per-function lines/covered from `llvm-cov report -show-functions`."""
+    out = {}
+    for line in report_text.splitlines():
+        f = line.split()
+        if len(f) < 10 or not re.fullmatch(r'\d+', f[1] or ''):
+            continue
+        name = f[0].split(':')[-1]
+        if name in wanted:
+            # Name Regions Miss Cover Lines Miss Cover Branches Miss Cover
+            out[name] = (int(f[4]), int(f[4]) - int(f[5]))
+    return out
+
+
+def coverage_one(name, objs, build):
+    cc, cflags = env('CLANG'), env('COV_CFLAGS').split()
+    files, decoders = TARGETS.get(name, ([], {}))
+    d = os.path.join(build, 'fuzz-cov')
+    binp = os.path.join(d, name)
+    libs = [objs[s] for s in env('REJIT_SRCS').split()] if name == 'fuzz_rejit_script' else \
+        [objs[s] for s in env('LIB_SRCS').split()]
+    run(['nice', '-n', '10', cc] + cflags + ['-fsanitize=fuzzer', '-o', binp,
+         f'tests/fuzz/{name}.c'] + libs + env('LDLIBS').split())
+    corpora = [c for c in (f'tests/fuzz/corpus/{name}', os.path.join(build, 'fuzz', f'corpus-{name}'))
+               if os.path.isdir(os.path.join(ROOT, c))]
+    n_inputs = sum(len(os.listdir(os.path.join(ROOT, c))) for c in corpora)
+    raw = os.path.join(d, f'{name}.profraw')
+    prof = os.path.join(d, f'{name}.profdata')
+    t0 = time.time()
+    r = subprocess.run(['nice', '-n', '10', binp, '-runs=0', '-timeout=20', '-rss_limit_mb=4096'] + corpora,
+                       cwd=ROOT, env=dict(os.environ, LLVM_PROFILE_FILE=raw),
+                       capture_output=True, text=True)
+    secs = time.time() - t0
+    if r.returncode:
+        sys.stderr.write(r.stderr[-3000:])
+        sys.exit(f'campaign.py: {name} crashed while replaying its corpus for coverage')
+    run([env('LLVM_PROFDATA'), 'merge', '-sparse', raw, '-o', prof])
+    cov = [env('LLVM_COV'), 'export', '-summary-only', binp, f'-instr-profile={prof}']
+    ex = json.loads(run(cov, capture_output=True, text=True).stdout)
+    per_file = {}
+    for f in ex['data'][0]['files']:
+        rel = os.path.relpath(f['filename'], ROOT)
+        if rel in files:
+            s = f['summary']
+            per_file[rel] = {'lines': s['lines']['count'], 'lines_covered': s['lines']['covered'],
+                             'lines_pct': round(s['lines']['percent'], 1),
+                             'branches': s['branches']['count'],
+                             'branches_covered': s['branches']['covered'],
+                             'branches_pct': round(s['branches']['percent'], 1)}
+    lines = sum(v['lines'] for v in per_file.values())
+    lcov = sum(v['lines_covered'] for v in per_file.values())
+    br = sum(v['branches'] for v in per_file.values())
+    bcov = sum(v['branches_covered'] for v in per_file.values())
+    res = {'corpus_inputs': n_inputs, 'replay_s': round(secs, 2), 'files': per_file,
+           'lines_pct': round(100.0 * lcov / lines, 1) if lines else None,
+           'branches_pct': round(100.0 * bcov / br, 1) if br else None,
+           'html': os.path.relpath(os.path.join(d, 'html', name, 'index.html'), ROOT)}
+    if decoders:
+        dec = {}
+        for fname, funcs in decoders.items():
+            rep = run([env('LLVM_COV'), 'report', '-show-functions', binp, f'-instr-profile={prof}',
+                       os.path.join(ROOT, fname)], capture_output=True, text=True).stdout
+            got = func_lines(rep, set(funcs))
+            for fn in funcs:
+                if fn not in got:
+                    sys.exit(f'campaign.py: {name}: decoder {fname}:{fn} not in the coverage report')
+                dec[f'{os.path.basename(fname)}:{fn}'] = {'lines': got[fn][0], 'lines_covered': got[fn][1]}
+        chunk = [v for k, v in dec.items() if k.split(':')[1] in DECODERS]
+        dl = sum(v['lines'] for v in chunk)
+        dc = sum(v['lines_covered'] for v in chunk)
+        rl = sum(v['lines'] for v in dec.values())
+        rc = sum(v['lines_covered'] for v in dec.values())
+        res['reader_functions'] = dec
+        res['decoders'] = sorted(k for k in dec if k.split(':')[1] in DECODERS)
+        res['decoders_lines_pct'] = round(100.0 * dc / dl, 1) if dl else None
+        res['reader_lines_pct'] = round(100.0 * rc / rl, 1) if rl else None
+    run([env('LLVM_COV'), 'show', binp, f'-instr-profile={prof}', '-format=html',
+         '-show-branches=count', f'-output-dir={os.path.join(d, "html", name)}'] +
+        [os.path.join(ROOT, f) for f in files], capture_output=True)
+    os.unlink(raw)
+    return res
+
+
+def cmd_coverage(names):
+    build = os.path.join(ROOT, env('BUILD'))
+    objs = cov_objs(build)
+    res = load_results()
+    cov = res.setdefault('coverage', {})
+    res['coverage_method'] = ('clang source-based coverage (-fprofile-instr-generate -fcoverage-mapping), '
+                              'each target replays tests/fuzz/corpus/NAME (+ build/fuzz/corpus-NAME when '
+                              'present) once; line/branch coverage of the files the target exists for; '
+                              'decoders_lines_pct = lines of the chunk-decoder functions (decoders); '
+                              'reader_lines_pct adds the openers and framing.c\'s reader')
+    for n in targets(names):
+        print(f'fuzz-coverage: {n}', flush=True)
+        cov[n] = coverage_one(n, objs, build)
+        res['campaigns'] = load_results().get('campaigns', res.get('campaigns', {}))
+        c = cov[n]
+        extra = (f', chunk decoders {c["decoders_lines_pct"]}% lines, whole reader '
+                 f'{c["reader_lines_pct"]}%') if 'decoders' in c else ''
+        print(f'  {c["corpus_inputs"]} inputs: {c["lines_pct"]}% lines, {c["branches_pct"]}% branches'
+              f'{extra} -> {c["html"]}', flush=True)
+    save_results(res)
+
+
+def parse_stats(log):
+    """Executions and seconds from a libFuzzer log (the last '#N ... exec/s')."""
+    execs = 0
+    for m in re.finditer(r'^#(\d+)\s', log, re.M):
+        execs = max(execs, int(m.group(1)))
+    m = re.search(r'Done (\d+) runs in (\d+) second', log)
+    if m:
+        execs = max(execs, int(m.group(1)))
+    return execs
+
+
+def cmd_long(names):
+    build = os.path.join(ROOT, env('BUILD'))
+    runs = int(env('FUZZ_LONG_RUNS', '10000000'))
+    secs = int(env('FUZZ_LONG_SECONDS', '3600'))
+    res = load_results()
+    camp = res.setdefault('campaigns', {})
+    names = targets(names)
+    bins = asan_bins(build, names)
+    for n in names:
+        binp = bins[n]
+        work = os.path.join(build, 'fuzz', f'corpus-{n}')
+        seeds = os.path.join(ROOT, 'tests', 'fuzz', 'corpus', n)
+        os.makedirs(work, exist_ok=True)
+        dictf = os.path.join(ROOT, 'tests', 'fuzz', f'{n}.dict')
+        before = set(glob.glob(os.path.join(ROOT, 'tests', 'fuzz', '*-*')))
+        n_seeds = len(os.listdir(seeds))
+        print(f'fuzz-long: {n} to {runs} runs or {secs}s', flush=True)
+        t0 = time.time()
+        log = os.path.join(build, 'fuzz', f'{n}.long.log')
+        with open(log, 'w') as lf:
+            r = subprocess.run(['nice', '-n', '19', binp, f'-runs={runs}', f'-max_total_time={secs}',
+                                '-timeout=10', '-rss_limit_mb=2048', '-print_final_stats=1',
+                                '-artifact_prefix=tests/fuzz/'] +
+                               ([f'-dict={dictf}'] if os.path.exists(dictf) else []) + [work, seeds],
+                               cwd=ROOT, stdout=lf, stderr=subprocess.STDOUT)
+        elapsed = time.time() - t0
+        text = open(log, errors='replace').read()
+        crashes = sorted(os.path.basename(p) for p in
+                         set(glob.glob(os.path.join(ROOT, 'tests', 'fuzz', '*-*'))) - before
+                         if re.match(r'(crash|leak|timeout|oom|slow-unit)-', os.path.basename(p)))
+        # minimize into the committed corpus: only inputs that add coverage
+        subprocess.run(['nice', '-n', '19', binp, '-merge=1', '-timeout=10', '-rss_limit_mb=2048',
+                        seeds, work], cwd=ROOT, capture_output=True)
+        m = (re.findall(r'cov: (\d+) ft: (\d+)', text) or [None])[-1]
+        camp[n] = {'executions': parse_stats(text), 'seconds': round(elapsed), 'exit': r.returncode,
+                   'crashes': crashes, 'stopped_by': 'runs' if parse_stats(text) >= runs else 'time',
+                   'edges': int(m[0]) if m else None, 'features': int(m[1]) if m else None,
+                   'seeds_before': n_seeds, 'seeds_after': len(os.listdir(seeds)),
+                   'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                   'nice': 19}
+        print(f'  {camp[n]["executions"]} execs in {camp[n]["seconds"]}s, {len(crashes)} crashes, '
+              f'corpus {n_seeds} -> {camp[n]["seeds_after"]}', flush=True)
+        cur = load_results()    # another campaign may have written meanwhile
+        cur.setdefault('campaigns', {})[n] = camp[n]
+        save_results(cur)
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in ('coverage', 'long'):
+        sys.exit(__doc__)
+    (cmd_coverage if sys.argv[1] == 'coverage' else cmd_long)(sys.argv[2:])
+
+
+if __name__ == '__main__':
+    main()
