@@ -300,7 +300,7 @@ int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_
 		json_object_set_new(entry, LK_REALTIME_NS, json_integer((json_int_t)pb_realtime_ns()));
 	if (!json_object_get(entry, LK_PID))
 		json_object_set_new(entry, LK_PID, json_integer(getpid()));
-	err = canon__encode(entry, &txt, &len);
+	err = canon__jcs(entry, CANON_BIG_INTS, &txt, &len);
 	if (err)
 		goto out;
 	err = pb_sha256_hex(txt, len, hash);
