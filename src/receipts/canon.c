@@ -9,10 +9,11 @@
  * tests/cli/jcs_auditor.sh recomputes generation ids in python3).
  *
  * Receipts hold integers only, within +-2^53 (every JCS library reads
- * them exactly); canon__encode refuses reals and larger integers. The
- * lifecycle log's nanosecond clocks exceed 2^53: CANON_BIG_INTS writes
- * them as exact decimal integers, as the RFC's Python reference and any
- * big-integer-preserving JCS library do.
+ * them exactly): store__put_json refuses reals and larger integers. Log
+ * entries and checkpoints carry nanosecond clocks beyond 2^53:
+ * canon__encode writes them as exact decimal integers (CANON_BIG_INTS),
+ * as the RFC's Python reference and any big-integer-preserving JCS
+ * library do; it refuses reals.
  */
 #include <errno.h>
 #include <math.h>
@@ -300,7 +301,7 @@ int canon__jcs(const json_t *j, unsigned int flags, char **out, size_t *len)
 
 int canon__encode(const json_t *j, char **out, size_t *len)
 {
-	return canon__jcs(j, 0, out, len);
+	return canon__jcs(j, CANON_BIG_INTS, out, len);
 }
 
 int pb_sha256_hex(const void *buf, size_t len, char hex[PB_DIGEST_HEX_LEN])

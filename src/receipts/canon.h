@@ -19,7 +19,7 @@
  * -EINVAL for a real without CANON_REALS, -ERANGE for an integer beyond
  * +-2^53 without CANON_BIG_INTS, -ELOOP nested deeper than 64. */
 int canon__jcs(const json_t *j, unsigned int flags, char **out, size_t *len);
-/* canon__jcs with no flags: what receipts are hashed in. */
+/* canon__jcs with CANON_BIG_INTS: log entries, checkpoints, digests. */
 int canon__encode(const json_t *j, char **out, size_t *len);
 /* ECMAScript Number.prototype.toString of a finite v; -EINVAL else. */
 int canon__format_double(double v, char out[32]);

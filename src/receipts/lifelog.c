@@ -306,7 +306,7 @@ int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_
 	 * the lock from the log as it is, not as this handle last saw it */
 	if (kind == LIFE_DURABLE && json_is_null(json_object_get(entry, LK_THROUGH_SEQ)))
 		json_object_set_new(entry, LK_THROUGH_SEQ, json_integer(s->log_seq - 1));
-	err = canon__jcs(entry, CANON_BIG_INTS, &txt, &len);
+	err = canon__encode(entry, &txt, &len);
 	if (err)
 		goto out;
 	err = pb_sha256_hex(txt, len, hash);

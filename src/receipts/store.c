@@ -337,7 +337,8 @@ int store__put_json(struct pb_store *s, const json_t *j, char hex[PB_DIGEST_HEX_
 {
 	char *txt;
 	size_t len;
-	int err = canon__encode(j, &txt, &len);
+	/* receipts: integers within +-2^53 only (any JCS library reads them) */
+	int err = canon__jcs(j, 0, &txt, &len);
 
 	if (err)
 		return err;

@@ -128,7 +128,7 @@ static void write_structured(FILE *f, const uint8_t *d, size_t size)
 				json_object_set_new(e, "seq", json_integer(seq));
 				json_object_set_new(e, "prev", json_string(prev));
 			}
-			if (!e || canon__jcs(e, CANON_BIG_INTS, &txt, &tl)) {
+			if (!e || canon__encode(e, &txt, &tl)) {
 				emit(f, type, d + 1, l - 1);
 				pb_sha256_hex(d + 1, l - 1, prev);
 			} else {
