@@ -4,7 +4,8 @@
 #   bench/run.sh            (BUILD=DIR in the environment; default build)
 # Writes bench/results/engine.json (one JSON document: machine details and
 # every number with its unit and method) and prints a summary; then runs
-# bench/receipts.sh (bench/results/receipts.json) unless BENCH_SKIP_RECEIPTS=1,
+# bench/receipts.sh (bench/results/receipts.json) and bench/group_commit.sh
+# (bench/results/group_commit.json) unless BENCH_SKIP_RECEIPTS=1,
 # bench/rejit.sh (bench/results/rejit.json) unless BENCH_SKIP_REJIT=1,
 # and bench/attribution.sh (bench/results/attribution.json) unless
 # BENCH_SKIP_ATTRIBUTION=1.
@@ -97,6 +98,8 @@ python3 bench/summarize.py --summary bench/results/engine.json
 if [ "${BENCH_SKIP_RECEIPTS:-0}" != 1 ] && [ -f bench/receipts.sh ]; then
 	say "receipts benchmarks (bench/receipts.sh)"
 	sh bench/receipts.sh "$BUILD" || say "bench/receipts.sh failed (engine.json is still written)"
+	say "group commit (bench/group_commit.sh)"
+	sh bench/group_commit.sh "$BUILD" || say "bench/group_commit.sh failed"
 fi
 if [ "${BENCH_SKIP_REJIT:-0}" != 1 ] && [ -f bench/rejit.sh ]; then
 	say "rejit benchmark (bench/rejit.sh)"

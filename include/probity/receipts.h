@@ -51,6 +51,18 @@ int pb_store__open(const char *dir, const struct pb_store_opts *opts, struct pb_
 void pb_store__free(struct pb_store *s);
 const char *pb_store__dir(const struct pb_store *s);
 
+/* Group commit (docs/receipts.md "Group commit"): between begin and
+ * end, objects and log entries are written without fsync; group_sync
+ * makes everything written so far durable with one syncfs(2) of the
+ * store's filesystem, then appends a 'durable' watermark naming the last
+ * entry it covers. A crash loses at most the entries after the last
+ * watermark, and attribution treats time after the last durable entry as
+ * unknown. group_end syncs, logs the final watermark and fsyncs it;
+ * pb_store__free ends an open group. */
+int pb_store__group_begin(struct pb_store *s);
+int pb_store__group_sync(struct pb_store *s);
+int pb_store__group_end(struct pb_store *s);
+
 /* Put len bytes as an object (deduplicated: an existing object is not
  * rewritten). hex gets the object's SHA-256. */
 int pb_store__put(struct pb_store *s, const void *buf, size_t len, char hex[PB_DIGEST_HEX_LEN]);

@@ -36,6 +36,7 @@ static const char *const reason_names[ATTR_R__COUNT] = {
 	[ATTR_R_HANDOFF_LOST] = "handoff not recorded",
 	[ATTR_R_SWAP_WINDOW] = "inside swap window",
 	[ATTR_R_NO_ACTIVATION] = "no activation recorded",
+	[ATTR_R_NOT_DURABLE] = "after the last durable log entry",
 };
 
 const char *attr_reason__name(enum attr_reason r)
@@ -268,6 +269,19 @@ void attr_table__lookup(const struct attr_table *t, uint64_t time, uint64_t ip, 
 	pick = pick_candidate(cand, n, time, ip, r);
 	if (pick)
 		judge_pick(t, pick, time, r);
+	itable_apply_horizon(t, time, r);
+}
+
+void itable_apply_horizon(const struct attr_table *t, uint64_t time, struct attr_result *r)
+{
+	if (r->status != ATTR_GENERATION || !t->durable_horizon || time <= t->durable_horizon)
+		return;
+	r->status = ATTR_UNKNOWN;
+	r->reason = ATTR_R_NOT_DURABLE;
+	snprintf(r->detail, sizeof(r->detail),
+		 "%.12s ran before the last durable log entry; later entries may be lost",
+		 r->generation_id ?: "?");
+	r->generation_id = NULL;
 }
 
 /* ------------------------------ clocks, counters ------------------------------ */
@@ -303,11 +317,14 @@ json_t *attr_table__stats(const struct attr_table *t)
 		with_gen += t->ivs[i].gen >= 0;
 	for (i = 0; i < t->n_lost; i++)
 		lost += t->lost[i].count;
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "address_intervals", (json_int_t)t->n_ivs,
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "address_intervals", (json_int_t)t->n_ivs,
 			 "intervals_with_generation", (json_int_t)with_gen,
 			 "loaded_entries", (json_int_t)t->n_loads, "generations", (json_int_t)t->n_gens,
 			 "link_segments", (json_int_t)t->n_segs, "lost_windows", (json_int_t)t->n_lost,
-			 "records_lost", (json_int_t)lost);
+			 "records_lost", (json_int_t)lost,
+			 "entries_not_durable", (json_int_t)t->n_not_durable,
+			 "durable_horizon_mono_ns", (json_int_t)t->durable_horizon);
 }
 
 

@@ -34,6 +34,7 @@ enum attr_reason {
 	ATTR_R_HANDOFF_LOST,	/* (link segments) a handoff was not recorded */
 	ATTR_R_SWAP_WINDOW,	/* (link segments) inside a swap's uncertainty */
 	ATTR_R_NO_ACTIVATION,	/* (link segments) no activation recorded */
+	ATTR_R_NOT_DURABLE,	/* after a store's last durable log entry (group commit) */
 	ATTR_R__COUNT,
 };
 const char *attr_reason__name(enum attr_reason r);

@@ -103,6 +103,10 @@ struct attr_table {
 	uint64_t max_len;
 	bool built;
 	uint64_t file_start, file_stop;
+	/* group commit: time of the last durable entry of a store whose
+	 * group never ended (0: none); entries after it were not loaded */
+	uint64_t durable_horizon;
+	size_t n_not_durable;
 };
 
 /* Room for one more element of t's array v: a pointer to it, not yet
@@ -124,6 +128,8 @@ void itable_copy_tag(char dst[17], const char *src);
 bool itable_tag_of_sym(const char *sym, char tag[17]);
 /* a new address interval (open, no generation), counted; NULL: ENOMEM */
 struct addr_iv *itable_new_iv(struct attr_table *t);
+/* An attribution at time past the durable horizon becomes unknown. */
+void itable_apply_horizon(const struct attr_table *t, uint64_t time, struct attr_result *r);
 /* does any of the n windows overlap [lo, hi]? */
 bool itable_lost_in(const struct window *w, size_t n, uint64_t lo, uint64_t hi);
 

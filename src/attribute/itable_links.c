@@ -184,6 +184,7 @@ int attr_table__at(const struct attr_table *t, const char *key, uint64_t time, s
 	}
 	r->status = ATTR_GENERATION;
 	r->generation_id = itable_gen_name(t, pick->gen);
+	itable_apply_horizon(t, time, r);
 	return 0;
 }
 

@@ -326,6 +326,39 @@ static int add_entry(struct attr_table *t, const struct lifelog_entry *es, size_
 	}
 }
 
+/* Group commit (receipts/group.c): when the log's last group never
+ * reached its "final" watermark, only the entries its last watermark
+ * covers are durable; the rest are left out and time after the last
+ * durable entry is unknown (the horizon). Returns how many to load. */
+static size_t durable_prefix(struct attr_table *t, const struct lifelog_entry *es, size_t n)
+{
+	int64_t through = -1;
+	bool open = false;
+	size_t i, keep = 0;
+
+	for (i = 0; i < n; i++) {
+		if (es[i].kind != LIFE_DURABLE || !es[i].durable_state)
+			continue;
+		if (!strcmp(es[i].durable_state, DURABLE_FINAL)) {
+			open = false;
+		} else {
+			if (!open || es[i].through_seq > through)
+				through = es[i].through_seq;
+			open = true;
+		}
+	}
+	if (!open)
+		return n;
+	while (keep < n && es[keep].seq <= through)
+		keep++;
+	t->n_not_durable += n - keep;
+	if (keep && (!t->durable_horizon || es[keep - 1].mono_ns < t->durable_horizon))
+		t->durable_horizon = es[keep - 1].mono_ns ?: 1;
+	if (!keep)
+		t->durable_horizon = 1;
+	return keep;
+}
+
 int attr_table__add_lifelog(struct attr_table *t, const json_t *entries)
 {
 	struct lifelog_entry *es;
@@ -338,6 +371,7 @@ int attr_table__add_lifelog(struct attr_table *t, const json_t *entries)
 	if (!es)
 		return -ENOMEM;
 	t->built = false;
+	n = durable_prefix(t, es, n);
 	/* loads first: activations and unloads refer to their intervals */
 	for (i = 0; i < n && !err; i++) {
 		struct time_pair *tp;

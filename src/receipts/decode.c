@@ -389,6 +389,9 @@ static const struct field entry_fields[] = {
 	LE(LK_SYSCALL_ENTER_MONO_NS, F_U64, OPT, syscall_enter_mono_ns),
 	LE(LK_SYSCALL_EXIT_MONO_NS, F_U64, OPT, syscall_exit_mono_ns),
 	LE(LK_IFINDEX, F_I64, OPT, ifindex),
+	/* durable */
+	LE(LK_THROUGH_SEQ, F_I64, OPT, through_seq),
+	LE(LK_DURABLE_STATE, F_STR, OPT, durable_state),
 	/* observer */
 	LE(LK_EVENT, F_STR, OPT, event),
 	LE(LK_CPUS, F_I64, OPT, cpus),
@@ -419,6 +422,7 @@ int lifelog_entry__decode(const json_t *j, struct lifelog_entry *out, json_error
 	memset(out, 0, sizeof(*out));
 	out->offset = -1;
 	out->ifindex = -1;
+	out->through_seq = -1;
 	if (!j)
 		fail(&d, "", NULL, NULL, "Expected object, got nothing");
 	decode_fields(&d, j, "", entry_fields, N(entry_fields), out);

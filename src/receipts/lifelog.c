@@ -35,6 +35,7 @@ static const char *const kind_names[] = {
 	[LIFE_UNLOADED] = "unloaded",
 	[LIFE_LINK_UPDATED] = "link-updated",
 	[LIFE_OBSERVER] = "observer",
+	[LIFE_DURABLE] = "durable",
 };
 
 const char *lifelog__kind_name(uint32_t kind)
@@ -253,7 +254,8 @@ static bool cache_valid(struct pb_store *s, const char *path)
 
 int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_out[PB_DIGEST_HEX_LEN])
 {
-	struct frame_writer_opts wopts = { .fsync_each = true, .mode = 0600 };
+	/* group commit (group.c): no fsync per entry, one per batch */
+	struct frame_writer_opts wopts = { .fsync_each = !s->group, .mode = 0600 };
 	char path[4096], hash[PB_DIGEST_HEX_LEN];
 	struct stat st;
 	char *txt = NULL;
@@ -300,6 +302,10 @@ int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_
 		json_object_set_new(entry, LK_REALTIME_NS, json_integer((json_int_t)pb_realtime_ns()));
 	if (!json_object_get(entry, LK_PID))
 		json_object_set_new(entry, LK_PID, json_integer(getpid()));
+	/* a watermark covers every entry before it (group.c), counted under
+	 * the lock from the log as it is, not as this handle last saw it */
+	if (kind == LIFE_DURABLE && json_is_null(json_object_get(entry, LK_THROUGH_SEQ)))
+		json_object_set_new(entry, LK_THROUGH_SEQ, json_integer(s->log_seq - 1));
 	err = canon__encode(entry, &txt, &len);
 	if (err)
 		goto out;
@@ -313,6 +319,7 @@ int lifelog__append(struct pb_store *s, uint32_t kind, json_t *entry, char hash_
 	}
 	strcpy(s->log_last, hash);
 	s->log_seq++;
+	s->group_dirty = s->group_dirty || s->group;
 	s->log_end = frame_writer__bytes(s->log_w);
 	if (hash_out)
 		strcpy(hash_out, hash);

@@ -27,6 +27,7 @@ enum lifelog_kind {
 	LIFE_UNLOADED = 4,
 	LIFE_LINK_UPDATED = 5,
 	LIFE_OBSERVER = 6,	/* observer start/stop and miss counters */
+	LIFE_DURABLE = 7,	/* group commit watermark (receipts/group.c) */
 };
 const char *lifelog__kind_name(uint32_t kind);
 /* The kind named name, or 0 when no kind has that name. */
@@ -167,6 +168,10 @@ struct lifelog_entry {
 	int64_t cpus;
 	bool has_stats;
 	struct lifelog_observer_stats stats;
+	/* durable: entries with seq <= through_seq are on disk; state
+	 * "open" (group commit starts), "sync", "final" (ends) */
+	int64_t through_seq;		/* -1: none before */
+	const char *durable_state;
 };
 int lifelog_entry__decode(const json_t *j, struct lifelog_entry *out, json_error_t *err);
 

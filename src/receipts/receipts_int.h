@@ -45,7 +45,16 @@ struct pb_store {
 	char log_last[PB_DIGEST_HEX_LEN];
 	long long log_seq;
 	json_t *known_gens;		/* generation id -> receipt, loaded here */
+	/* group commit (group.c): objects and entries are written without
+	 * fsync; pb_store__group_sync makes them durable with one syncfs */
+	bool group;
+	bool group_dirty;		/* written since the last sync */
+	char **group_paths;		/* objects written since the last sync */
+	size_t n_group_paths, cap_group_paths;
 };
+
+/* group.c: remember an object written without fsync (its final path). */
+int store__group_note(struct pb_store *s, const char *path);
 
 /* ---- the size-tagged opts of include/probity/receipts.h ----
  * The one check, libbpf's OPTS_VALID: NULL opts are valid; otherwise sz

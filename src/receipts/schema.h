@@ -162,6 +162,12 @@
 #define LK_EVENT		"event"		/* "start" / "stop" */
 #define LK_CPUS			"cpus"
 #define LK_STATS		"stats"
+/* durable (group commit watermark) */
+#define LK_THROUGH_SEQ		"through_seq"
+#define LK_DURABLE_STATE	"state"		/* "open" / "sync" / "final" */
+#define DURABLE_OPEN		"open"
+#define DURABLE_SYNC		"sync"
+#define DURABLE_FINAL		"final"
 
 /* jit_ranges[] (capture__jit_ranges) */
 #define JRK_ADDR		"addr"		/* "0x..." */

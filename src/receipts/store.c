@@ -72,6 +72,8 @@ void pb_store__free(struct pb_store *s)
 {
 	if (!s)
 		return;
+	if (s->group)
+		pb_store__group_end(s);	/* a clean close is durable */
 	store__batch_abort(s);
 	free(s->pend);
 	lifelog__close(s);
@@ -113,7 +115,7 @@ static int fsync_dir(const char *path)
 	return err;
 }
 
-static bool crash_hook(const char *point)
+bool store__crash_hook(const char *point)
 {
 	const char *v = getenv(PB_CRASH_ENV);
 
@@ -159,7 +161,7 @@ int store__batch_commit(struct pb_store *s)
 	/* every temporary's bytes are durable before any name appears;
 	 * fsync per file rather than syncfs(2), which would also flush every
 	 * other process's dirty data on the filesystem */
-	for (i = 0; i < s->n_pend && !err; i++) {
+	for (i = 0; i < s->n_pend && !err && !s->group; i++) {
 		int fd = open(s->pend[i].tmp, O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0 || fsync(fd))
@@ -169,7 +171,7 @@ int store__batch_commit(struct pb_store *s)
 	}
 	if (err)
 		goto out;
-	if (crash_hook("store-before-rename"))
+	if (store__crash_hook("store-before-rename"))
 		raise(SIGKILL);
 	for (i = 0; i < s->n_pend && !err; i++) {
 		snprintf(sub, sizeof(sub), "%s/objects/%.2s", s->dir, s->pend[i].hex);
@@ -178,9 +180,12 @@ int store__batch_commit(struct pb_store *s)
 			break;
 		if (rename(s->pend[i].tmp, path))
 			err = -errno;
+		else if (s->group)
+			err = store__group_note(s, path);
 	}
+	s->group_dirty = s->group_dirty || s->group;
 	/* and so are the new names: each directory once */
-	for (i = 0; i < s->n_pend && !err; i++) {
+	for (i = 0; i < s->n_pend && !err && !s->group; i++) {
 		size_t j;
 		bool seen = false;
 
@@ -256,18 +261,20 @@ int pb_store__put(struct pb_store *s, const void *buf, size_t len, char hex[PB_D
 	err = pb_write_all(fd, buf, len);
 	if (!err && fchmod(fd, 0444))
 		err = -errno;
-	if (!err && fsync(fd))
+	if (!err && !s->group && fsync(fd))
 		err = -errno;
 	close(fd);
 	if (err)
 		goto fail;
-	if (crash_hook("store-before-rename"))
+	if (store__crash_hook("store-before-rename"))
 		raise(SIGKILL);
 	store__object_path(s, hex, path, sizeof(path));
 	if (rename(tmp, path)) {
 		err = -errno;
 		goto fail;
 	}
+	if (s->group)
+		return store__group_note(s, path);
 	return fsync_dir(sub);
 fail:
 	unlink(tmp);
@@ -330,7 +337,8 @@ int store__put_json(struct pb_store *s, const json_t *j, char hex[PB_DIGEST_HEX_
 {
 	char *txt;
 	size_t len;
-	int err = canon__encode(j, &txt, &len);
+	/* receipts: integers within +-2^53 only (any JCS library reads them) */
+	int err = canon__jcs(j, 0, &txt, &len);
 
 	if (err)
 		return err;

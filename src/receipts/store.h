@@ -61,5 +61,7 @@ void store_gc_result__clear(struct store_gc_result *r);
 /* Test hook: PROBITY_TEST_CRASH=store-before-rename makes store__put
  * SIGKILL itself after the temporary file is written and fsynced. */
 #define PB_CRASH_ENV "PROBITY_TEST_CRASH"
+/* Is PB_CRASH_ENV set to point? (the caller then raises SIGKILL) */
+bool store__crash_hook(const char *point);
 
 #endif

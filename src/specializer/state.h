@@ -63,6 +63,7 @@ struct sp_gen {
 struct specializer {
 	struct specializer_opts o;
 	struct pb_store *store;
+	unsigned int sync_errors;		/* group commit syncs that failed */
 	struct lb_xdp_bpf *skel;		/* lb_xdp.skel.h */
 	/* the kernel's .data.cfg and .bss, mapped after load (the skeleton's
 	 * pointers are libbpf 1.4's pre-load copies when the object is loaded

@@ -61,6 +61,11 @@ for f in ['generation_id','parent_generation_id','source_build_id','original_bpf
 
 PROGS=$("$P" -j receipts log -s "$S" | json "print(' '.join(str(e['prog_id']) for e in d['entries'] if e['kind']=='loaded'))")
 
+# an auditor recomputes every object name and generation id with its own
+# RFC 8785 encoder (tests/jcs_audit.py shares no code with probity)
+python3 "${PROBITY_ROOT:-.}/tests/jcs_audit.py" --vectors >/dev/null || err "jcs_audit.py vectors"
+python3 "${PROBITY_ROOT:-.}/tests/jcs_audit.py" "$S" 3 || err "JCS audit of the store"
+
 # verify, log
 "$P" receipts verify -s "$S" >"$W/v.out" || { cat "$W/v.out"; err "verify of a clean store exited $?"; }
 "$P" -j receipts verify -s "$S" | json "assert d['ok'] and d['receipts'] == 3 and d['log_entries'] == 9, d" ||

@@ -190,7 +190,10 @@ assert [x for x in g if 'stopped' in x['retired']], g
 logged = [x for x in g if x['logged']]
 for x in logged:
     assert [e for e in E if e['kind'] == 'unloaded' and e['generation_id'] == x['generation_id']], x
-assert E[-1]['kind'] == 'unloaded'
+# group commit: the log ends with the final watermark, right after the unloads
+assert E[-1]['kind'] == 'durable' and E[-1]['state'] == 'final', E[-1]
+assert [e for e in E if e['kind'] != 'durable'][-1]['kind'] == 'unloaded'
+assert E[0]['kind'] == 'durable' and E[0]['state'] == 'open', E[0]
 EOPY
 
 kill -INT "$WPID"; wait "$WPID"; rc=$?; WPID=""
