@@ -37,6 +37,7 @@ BASE_PKGS="$BASE_PKGS chromium"	# tests: report --html rendered headless (tests/
 # the real-server test and bench (tests/cli/postgres.sh, bench/real/postgres.sh):
 # the server, pgbench, and bpftrace (the independent USDT counter)
 BASE_PKGS="$BASE_PKGS postgresql-15 postgresql-contrib bpftrace"
+BASE_PKGS="$BASE_PKGS redis-server redis-tools"	# tests/cli/redis.sh, bench/real/redis.sh: the server, redis-benchmark, redis-cli
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2
 libbpf_candidate() {

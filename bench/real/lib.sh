@@ -179,3 +179,72 @@ pg_session() {
 
 # pg_send FD SQL: send SQL to the session reading FD
 pg_send() { eval "printf '%s\n' \"\$2\" >&$1"; }
+
+# --- Redis 7.0 (bench/real/redis.sh, tests/cli/redis.sh) ---------------
+REDIS_BIN=${REDIS_BIN:-/usr/bin/redis-server}
+
+# redis_start DIR PORT [ARGS...]: a throwaway redis-server as user redis,
+# working directory DIR, listening on 127.0.0.1:PORT only, no persistence,
+# in its own cgroup (REAL_CGROUP); ARGS are more config options
+# (--maxmemory 2mb ...). setpriv, not runuser: it execs, so REDIS_PID is
+# the server itself. Registers its stop.
+redis_start() {
+	d=$1 p=$2; shift 2
+	real_cgroup || return 1
+	# shellcheck disable=SC2016
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$REAL_CGROUP" \
+		setpriv --reuid=redis --regid=redis --init-groups -- "$REDIS_BIN" --port "$p" --bind 127.0.0.1 --dir "$d" \
+		--save '' --appendonly no --daemonize no --logfile "$d/redis.log" "$@" &
+	REDIS_PID=$!
+	real_on_exit "kill $REDIS_PID; i=0; while kill -0 $REDIS_PID && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i + 1)); done; kill -9 $REDIS_PID"
+	i=0
+	while [ $i -lt 100 ]; do
+		redis-cli -h 127.0.0.1 -p "$p" PING 2>/dev/null | grep -q PONG && return 0
+		kill -0 $REDIS_PID 2>/dev/null || break
+		sleep 0.1; i=$((i + 1))
+	done
+	tail -20 "$d/redis.log" >&2
+	return 1
+}
+
+# redis_info PORT OUT: INFO (all sections) of the throwaway server into OUT
+redis_info() { redis-cli -h 127.0.0.1 -p "$1" INFO everything >"$2"; }
+
+# redis_workload PORT DIR N BLPOPS: the bounded loopback workload the Redis
+# counts are checked on (all to 127.0.0.1:PORT): redis-benchmark -n N -c 10
+# of SET, GET, LPUSH; BLPOPS redis-cli clients block in BLPOP (timeout 10 s)
+# while DIR/info_mid is read (blocked_clients), then one LPUSH serves
+# them; then maxmemory 2 MB allkeys-random and N/4 SETs of 1 KiB values
+# on 100000 random keys evict keys; maxmemory back to 0.
+redis_workload() {
+	p=$1 d=$2 n=$3 b=$4
+	rc() { redis-cli -h 127.0.0.1 -p "$p" "$@"; }
+	redis-benchmark -h 127.0.0.1 -p "$p" -n "$n" -c 10 -t set,get,lpush -q >"$d/bench.out" 2>&1 || return 1
+	i=0 bp=""
+	while [ $i -lt "$b" ]; do
+		rc BLPOP probity:q 10 >"$d/blpop.$i" 2>&1 &
+		bp="$bp $!"; i=$((i + 1))
+	done
+	i=0
+	while [ $i -lt 50 ] && [ "$(rc INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" != "$b" ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	redis_info "$p" "$d/info_mid"
+	i=0 v=""
+	while [ $i -lt "$b" ]; do v="$v x$i"; i=$((i + 1)); done
+	# shellcheck disable=SC2086
+	rc LPUSH probity:q $v >/dev/null
+	# shellcheck disable=SC2086
+	wait $bp
+	rc CONFIG SET maxmemory-policy allkeys-random >/dev/null
+	rc CONFIG SET maxmemory 2mb >/dev/null
+	redis-benchmark -h 127.0.0.1 -p "$p" -n $((n / 4)) -c 2 -r 100000 -d 1024 -t set -q \
+		>>"$d/bench.out" 2>&1 || return 1
+	rc CONFIG SET maxmemory 0 >/dev/null
+	# the clients' frees (freeClient runs when the server reads their EOF)
+	i=0
+	while [ $i -lt 50 ] && [ "$(rc INFO clients | tr -d '\r' | sed -n 's/^connected_clients://p')" != 1 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	sleep 0.3	# the last redis-cli's own free
+}
