@@ -116,5 +116,43 @@ print('%s healthy %s: %d findings, none above %g%s' % ('FAIL' if over else 'ok  
 sys.exit(1 if over else 0)
 EOF
 done
+# planted: one session's open transaction read bench.u and keeps its
+# metadata lock; ALTER TABLE bench.u and then readers queue behind it
+phase "planted"
+rec planted "$M/mdl.yaml"
+mkfifo "$W/holder.in"
+mariadb --no-defaults -uroot -S "$W/sock" -N -B <"$W/holder.in" >"$W/holder.out" 2>&1 &
+real_on_exit "kill $!"
+exec 7>"$W/holder.in"
+echo "BEGIN; SELECT count(*) FROM bench.u;" >&7
+sleep 0.5
+md_sql "$W" "ALTER TABLE bench.u ADD COLUMN w INT" >"$W/alter.out" 2>&1 &
+AL=$!
+sleep 0.5
+mariadb-slap --no-defaults -uroot -h 127.0.0.1 -P "$PORT" --create-schema=bench \
+	--concurrency=3 --iterations=1 --number-of-queries=30 --query="SELECT count(*) FROM u" \
+	>"$W/planted.slap" 2>&1 &
+SL=$!
+sleep 2.5
+echo "COMMIT;" >&7
+exec 7>&-
+wait $AL || err "ALTER failed: $(cat "$W/alter.out")"
+wait $SL || err "mariadb-slap failed: $(tail -3 "$W/planted.slap")"
+stop planted
+"$P" -j report "$W/planted.trace" >"$W/planted.json" 2>"$W/planted.err" || err "report planted: $(cat "$W/planted.err")"
+python3 - "$W/planted.json" "$HEALTHY_MAX" <<'EOF' || fail=1
+import json, sys
+r, mx = json.load(open(sys.argv[1])), float(sys.argv[2])
+f = r['findings']
+if not f:
+    print('FAIL planted: no finding'); sys.exit(1)
+for x in f[:3]:
+    print('  finding: %s %s severity %s' % (x['kind'], x['resource'], x['severity']))
+top = f[0]
+ok = top['resource'].startswith('mariadb.mdl') and top['severity'] > mx
+print('%s planted: #1 is about metadata locks, above severity %g' % ('ok  ' if ok else 'FAIL', mx))
+sys.exit(0 if ok else 1)
+EOF
+
 phase "done"
 exit $fail
