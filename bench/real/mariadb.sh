@@ -72,6 +72,7 @@ res = {
         'table_cache_add': 'Table_open_cache_misses (table_cache.cc:874/896; every miss opens a TABLE and tc_add_table registers it)',
         'table_release': 'hits + misses (every TABLE taken is given back by tc_release_table)',
         'mdl_ticket_destroy': 'mdl_ticket_create (no server counter counts MDL tickets; balance over a quiesced run)',
+        'conn_login': 'Connections delta + 1 (Connections is the thread-id counter taken at accept; the first status read connected before it was read, logged in while recorded)',
     },
     'counts': counts,
     'overhead': {'queries': q, 'rounds': len(sec.get('alone', [])),

@@ -13,6 +13,8 @@
 #   table_release events    == hits + misses (every TABLE is given back)
 #   mdl_ticket_destroy      == mdl_ticket_create (no ticket outlives the
 #                              quiesced workload), both > 0
+#   conn_login events       == delta Connections + 1 (the first status
+#                              read's connection got its id before s0)
 # Then the healthy run's report has no finding above severity 20.
 # MD_JSON=FILE writes the measured numbers (bench/real/mariadb.sh).
 set -u
@@ -61,15 +63,17 @@ stop() { eval "kill -INT \$RP_$1; wait \$RP_$1"; }
 phase "counts"
 rec tc "$M/table_cache.yaml"
 rec mdl "$M/mdl.yaml"
+rec conn "$M/connection.yaml"
 md_status "$W" >"$W/status0"
 mariadb-slap --no-defaults -uroot -h 127.0.0.1 -P "$PORT" --create-schema=bench \
 	--concurrency=4 --iterations=2 --number-of-queries=800 \
 	--query="SELECT v FROM t WHERE id = 17; SELECT count(*) FROM u; UPDATE t SET v = v + 1 WHERE id = 3" \
 	>"$W/slap.out" 2>&1 || err "mariadb-slap: $(tail -3 "$W/slap.out")"
 md_status "$W" >"$W/status1"
-stop tc; stop mdl
+stop tc; stop mdl; stop conn
 "$P" -j health "$W/tc.trace" >"$W/tc.health" 2>&1 || err "health tc.trace"
 "$P" -j health "$W/mdl.trace" >"$W/mdl.health" 2>&1 || err "health mdl.trace"
+"$P" -j health "$W/conn.trace" >"$W/conn.health" 2>&1 || err "health conn.trace"
 python3 - "$W" "${MD_JSON:-}" <<'EOF' || fail=1
 import json, sys
 w, out = sys.argv[1], sys.argv[2]
@@ -78,7 +82,7 @@ def st(f):
 s0, s1 = st(w + '/status0'), st(w + '/status1')
 d = lambda k: int(s1[k]) - int(s0[k])
 ev = {}
-for f in ('tc', 'mdl'):
+for f in ('tc', 'mdl', 'conn'):
     h = json.load(open('%s/%s.health' % (w, f)))
     ev.update({x['id']: x['events'] for x in h['descriptors']})
 hits, miss = d('Table_open_cache_hits'), d('Table_open_cache_misses')
@@ -87,6 +91,9 @@ checks = [
     ('table_cache_add', ev.get('table_cache_add'), 'delta Table_open_cache_misses', miss),
     ('table_release', ev.get('table_release'), 'hits + misses', hits + miss),
     ('mdl_ticket_destroy', ev.get('mdl_ticket_destroy'), 'mdl_ticket_create', ev.get('mdl_ticket_create')),
+    # Connections is the thread-id counter, taken at accept: the first
+    # status read's own connection is in s0 but logs in while recorded
+    ('conn_login', ev.get('conn_login'), 'delta Connections + 1', d('Connections') + 1),
 ]
 bad = 0
 for a, got, b, want in checks:
@@ -102,10 +109,10 @@ if out:
         open(out, 'w'), indent=1)
 sys.exit(1 if bad else 0)
 EOF
-[ $fail -eq 0 ] || { cat "$W/tc.rerr" "$W/mdl.rerr"; head -c 600 "$W/tc.health"; }
+[ $fail -eq 0 ] || { cat "$W/tc.rerr" "$W/mdl.rerr" "$W/conn.rerr"; head -c 600 "$W/tc.health"; }
 
 phase "healthy report"
-for f in tc mdl; do
+for f in tc mdl conn; do
 	"$P" -j report "$W/$f.trace" >"$W/$f.json" 2>"$W/$f.err" || { err "report $f: $(cat "$W/$f.err")"; continue; }
 	python3 - "$W/$f.json" "$HEALTHY_MAX" "$f" <<'EOF' || fail=1
 import json, sys
