@@ -203,7 +203,9 @@ md_start() {
 	real_on_exit "kill $MD_PID; i=0; while kill -0 $MD_PID 2>/dev/null && [ \$i -lt 100 ]; do sleep 0.2; i=\$((i+1)); done; kill -9 $MD_PID 2>/dev/null"
 	i=0
 	while ! md_sql "$1" "SELECT 1" >/dev/null 2>&1; do
-		kill -0 $MD_PID 2>/dev/null && [ $i -lt 300 ] || { tail -20 "$1/server.log" >&2; return 1; }
+		if ! kill -0 $MD_PID 2>/dev/null || [ $i -ge 300 ]; then
+			tail -20 "$1/server.log" >&2; return 1
+		fi
 		sleep 0.2; i=$((i + 1))
 	done
 }
