@@ -140,7 +140,14 @@ mariadb-slap --no-defaults -uroot -h 127.0.0.1 -P "$PORT" --create-schema=bench 
 	--concurrency=3 --iterations=1 --number-of-queries=30 --query="SELECT count(*) FROM u" \
 	>"$W/planted.slap" 2>&1 &
 SL=$!
-sleep 2.5
+sleep 1
+# the server's own view of the queue: PENDING metadata locks on bench.u
+# (ALTER + up to 3 readers); must be > 0 or nothing was planted
+PEND=$(md_sql "$W" "SELECT COUNT(*) FROM performance_schema.metadata_locks
+	WHERE OBJECT_SCHEMA = 'bench' AND OBJECT_NAME = 'u' AND LOCK_STATUS = 'PENDING'")
+echo "performance_schema.metadata_locks: $PEND PENDING on bench.u"
+[ "${PEND:-0}" -gt 0 ] || err "no pending metadata lock on bench.u: nothing planted"
+sleep 1.5
 echo "COMMIT;" >&7
 exec 7>&-
 wait $AL || err "ALTER failed: $(cat "$W/alter.out")"
