@@ -19,6 +19,7 @@ for f in /usr/lib/postgresql/15/bin/postgres /usr/lib/postgresql/15/bin/pgbench;
 done
 command -v bpftrace >/dev/null 2>&1 || missing="$missing bpftrace"
 [ -x /usr/bin/redis-server ] && command -v redis-benchmark >/dev/null 2>&1 || missing="$missing redis-server/redis-tools"	# tests/cli/redis.sh
+[ -x /usr/sbin/mariadbd ] && command -v mariadb-slap >/dev/null 2>&1 || missing="$missing mariadb-server/mariadb-client"	# tests/cli/mariadb.sh
 [ -f /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
 	missing="$missing libclang-rt-dev"

@@ -38,6 +38,8 @@ BASE_PKGS="$BASE_PKGS chromium"	# tests: report --html rendered headless (tests/
 # the server, pgbench, and bpftrace (the independent USDT counter)
 BASE_PKGS="$BASE_PKGS postgresql-15 postgresql-contrib bpftrace"
 BASE_PKGS="$BASE_PKGS redis-server redis-tools"	# tests/cli/redis.sh, bench/real/redis.sh: the server, redis-benchmark, redis-cli
+# MariaDB 10.11 manifests' test and bench (tests/cli/mariadb.sh, bench/real/mariadb.sh)
+BASE_PKGS="$BASE_PKGS mariadb-server mariadb-client"
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2
 libbpf_candidate() {

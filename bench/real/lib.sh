@@ -248,3 +248,39 @@ redis_workload() {
 	done
 	sleep 0.3	# the last redis-cli's own free
 }
+
+# --- MariaDB 10.11 (mariadb-server) ---------------------------------------
+# md_start DIR PORT: a throwaway MariaDB server in DIR/data (no /etc/mysql:
+# --no-defaults), socket DIR/sock, listening on 127.0.0.1:PORT only, as
+# user mysql (setpriv execs, so MD_PID is mariadbd itself), in its own cgroup (REAL_CGROUP); registers its stop.
+# MD_PID = mariadbd's pid. performance_schema is on (metadata-lock
+# instrument) so that its tables can be read as ground truth.
+MD_OPTS="--skip-log-bin --innodb-buffer-pool-size=32M --innodb-log-file-size=16M
+--performance-schema=ON --performance-schema-instrument=wait/lock/metadata/sql/mdl=ON
+--innodb-flush-log-at-trx-commit=0 --max-connections=60"
+md_start() {
+	mariadb-install-db --no-defaults --user=mysql --datadir="$1/data" \
+		--auth-root-authentication-method=normal --skip-test-db \
+		>"$1/install.log" 2>&1 || { tail -20 "$1/install.log" >&2; return 1; }
+	real_cgroup || return 1
+	# shellcheck disable=SC2016,SC2086
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$REAL_CGROUP" \
+		setpriv --reuid=mysql --regid=mysql --init-groups /usr/sbin/mariadbd --no-defaults --datadir="$1/data" \
+		--socket="$1/sock" --port="$2" --bind-address=127.0.0.1 \
+		--pid-file="$1/mariadbd.pid" --log-error="$1/server.log" $MD_OPTS &
+	MD_PID=$!
+	real_on_exit "kill $MD_PID; i=0; while kill -0 $MD_PID 2>/dev/null && [ \$i -lt 100 ]; do sleep 0.2; i=\$((i+1)); done; kill -9 $MD_PID 2>/dev/null"
+	i=0
+	while ! md_sql "$1" "SELECT 1" >/dev/null 2>&1; do
+		if ! kill -0 $MD_PID 2>/dev/null || [ $i -ge 300 ]; then
+			tail -20 "$1/server.log" >&2; return 1
+		fi
+		sleep 0.2; i=$((i + 1))
+	done
+}
+
+# md_sql DIR SQL: run SQL as root through the socket (batch, no headers)
+md_sql() { mariadb --no-defaults -uroot -S "$1/sock" -N -B -e "$2"; }
+
+# md_status DIR: SHOW GLOBAL STATUS as NAME<TAB>VALUE lines
+md_status() { md_sql "$1" "SHOW GLOBAL STATUS"; }

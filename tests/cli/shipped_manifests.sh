@@ -24,7 +24,7 @@ for m in $(find manifests -name '*.yaml' | sort); do
 	py "$T/show.json" "
 import re
 bad = [e['id'] for e in d['events']
-       if not e.get('provenance') or not re.search(r'[a-z_]+\.[ch]:[0-9]+', e['provenance'].get('evidence') or '')]
+       if not e.get('provenance') or not re.search(r'[a-z_]+\.(?:c|h|cc|cpp|hh|hpp):[0-9]+', e['provenance'].get('evidence') or '')]
 if bad:
     print('FAIL: %s: events without a source FILE:LINE in provenance.evidence: %s' % (sys.argv[1], bad))
     sys.exit(1)
