@@ -66,6 +66,26 @@ real_free_port() {
 s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+# real_require_tools MISSING: for a CI test, a non-empty MISSING (what is
+# not installed) fails under CI=true and skips (exit 77) otherwise
+real_require_tools() {
+	[ -z "$1" ] && return 0
+	[ "${CI:-}" = true ] && { echo "FAIL: missing under CI=true: $1"; exit 1; }
+	echo "skip: missing $1 (scripts/install-deps.sh installs them)"; exit 77
+}
+
+# real_session USER: one cleanup trap for every exit path, W = a temp
+# directory owned by USER, PORT = a free loopback port, phase() = a line
+# with the seconds since the start
+real_session() {
+	T0=$(date +%s)
+	trap real_cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM
+	real_tmpdir "$1" || return 1
+	W=$REAL_DIR
+	PORT=$(real_free_port)
+}
+phase() { echo "[$(($(date +%s) - T0)) s] $*"; }
+
 # real_as USER CMD...: run CMD as USER (no login shell, no environment)
 real_as() { u=$1; shift; runuser -u "$u" -- "$@"; }
 

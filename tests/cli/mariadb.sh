@@ -28,16 +28,9 @@ missing=""
 [ -x /usr/sbin/mariadbd ] || missing="mariadb-server"
 command -v mariadb-slap >/dev/null 2>&1 || missing="$missing mariadb-client"
 id mysql >/dev/null 2>&1 || missing="$missing user mysql"
-if [ -n "$missing" ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: missing under CI=true: $missing"; exit 1; }
-	echo "skip: missing $missing (scripts/install-deps.sh installs them)"; exit 77
-fi
+real_require_tools "$missing"
 
-T0=$(date +%s)
-phase() { echo "[$(($(date +%s) - T0)) s] $*"; }
-trap real_cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM
-real_tmpdir mysql; W=$REAL_DIR
-PORT=$(real_free_port)
+real_session mysql || { echo "FAIL: no temp directory"; exit 1; }
 md_start "$W" "$PORT" || { echo "FAIL: cannot start a throwaway server"; exit 1; }
 md_sql "$W" "CREATE DATABASE bench; USE bench; CREATE TABLE bench.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB;
 INSERT INTO bench.t SELECT seq, seq FROM seq_1_to_1000;

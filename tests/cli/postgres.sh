@@ -34,16 +34,9 @@ missing=""
 [ -x "$PG_BIN/postgres" ] && [ -x "$PG_BIN/pgbench" ] || missing="postgresql-15 (and postgresql-contrib)"
 command -v bpftrace >/dev/null 2>&1 || missing="$missing bpftrace"
 id postgres >/dev/null 2>&1 || missing="$missing user postgres"
-if [ -n "$missing" ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: missing under CI=true: $missing"; exit 1; }
-	echo "skip: missing $missing (scripts/install-deps.sh installs them)"; exit 77
-fi
+real_require_tools "$missing"
 
-T0=$(date +%s)
-phase() { echo "[$(($(date +%s) - T0)) s] $*"; }
-trap real_cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM
-real_tmpdir postgres; W=$REAL_DIR
-PORT=$(real_free_port)
+real_session postgres || { echo "FAIL: no temp directory"; exit 1; }
 pg_start "$W" "$PORT" || { echo "FAIL: cannot start a throwaway cluster"; exit 1; }
 PM=$PG_PID
 pg_bench "$W" "$PORT" -i -s 1 -I dtgp -q >"$W/init.log" 2>&1 || { cat "$W/init.log"; exit 1; }

@@ -22,16 +22,9 @@ missing=""
 [ -x "$REDIS_BIN" ] || missing="redis-server"
 command -v redis-benchmark >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || missing="$missing redis-tools"
 id redis >/dev/null 2>&1 || missing="$missing user redis"
-if [ -n "$missing" ]; then
-	[ "${CI:-}" = true ] && { echo "FAIL: missing under CI=true: $missing"; exit 1; }
-	echo "skip: missing $missing (scripts/install-deps.sh installs them)"; exit 77
-fi
+real_require_tools "$missing"
 
-T0=$(date +%s)
-phase() { echo "[$(($(date +%s) - T0)) s] $*"; }
-trap real_cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM
-real_tmpdir redis; W=$REAL_DIR
-PORT=$(real_free_port)
+real_session redis || { echo "FAIL: no temp directory"; exit 1; }
 redis_start "$W" "$PORT" || { echo "FAIL: cannot start a throwaway redis-server"; exit 1; }
 phase "redis-server $REDIS_PID, 127.0.0.1:$PORT, $W, cgroup $REAL_CGROUP"
 
