@@ -450,22 +450,11 @@ static int add_resource_rec(struct analysis *a, const struct pb_rec_resource *r)
 	}
 }
 
-union an_rec {
-	struct pb_rec_hdr h;
-	struct pb_rec_resource r;
-	struct pb_rec_sched s;
-	struct pb_rec_wakeup w;
-	struct pb_rec_block b;
-	struct pb_rec_fault f;
-	struct pb_rec_exit e;
-	struct pb_rec_violation v;
-};
-
 /* Copy a record out of its chunk (it may sit unaligned) once its header
  * says a type, version and size this analysis reads. -EINVAL (counted as
  * unknown or malformed) otherwise. */
 static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t len,
-		       union an_rec *u)
+		       union pb_rec_any *u)
 {
 	static const size_t need[PB_REC__MAX] = {
 		[PB_REC_RESOURCE] = sizeof(struct pb_rec_resource),
@@ -518,7 +507,7 @@ static void end_process_lives(struct analysis *a, uint32_t pid, uint64_t ts)
 }
 
 /* the OS records: off-CPU intervals, wakeups, block I/O, faults, exits */
-static int add_os_rec(struct analysis *a, const union an_rec *u)
+static int add_os_rec(struct analysis *a, const union pb_rec_any *u)
 {
 	struct an_point p = { .ts = u->h.ts_ns, .pid = u->h.pid, .tid = u->h.tid };
 
@@ -557,7 +546,7 @@ static int add_os_rec(struct analysis *a, const union an_rec *u)
 
 int analysis__add_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t len)
 {
-	union an_rec u;
+	union pb_rec_any u;
 	int err;
 
 	if (!a || !rec)

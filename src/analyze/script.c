@@ -19,17 +19,6 @@ struct script {
 	struct trace_script_stats *st;
 };
 
-union script_rec {
-	struct pb_rec_hdr h;
-	struct pb_rec_resource r;
-	struct pb_rec_sched s;
-	struct pb_rec_wakeup w;
-	struct pb_rec_block b;
-	struct pb_rec_fault f;
-	struct pb_rec_exit e;
-	struct pb_rec_violation v;
-};
-
 static const size_t rec_need[PB_REC__MAX] = {
 	[PB_REC_RESOURCE] = sizeof(struct pb_rec_resource),
 	[PB_REC_SCHED_SWITCH] = sizeof(struct pb_rec_sched),
@@ -163,7 +152,7 @@ static void violation_fields(struct script *s, json_t *o, const struct pb_rec_vi
 /* Over 80 lines because it is one flat switch over every record type. */
 static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t len)
 {
-	union script_rec u;
+	union pb_rec_any u;
 	json_t *o;
 
 	s->st->records++;

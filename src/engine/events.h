@@ -398,4 +398,17 @@ _Static_assert(sizeof(struct pb_desc_stats) ==
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
 #endif
 
+/* Any one record, for a reader that copies a record out of the trace
+ * (aligned) before looking at its type: analyze, script. */
+union pb_rec_any {
+	struct pb_rec_hdr h;
+	struct pb_rec_resource r;
+	struct pb_rec_sched s;
+	struct pb_rec_wakeup w;
+	struct pb_rec_block b;
+	struct pb_rec_fault f;
+	struct pb_rec_exit e;
+	struct pb_rec_violation v;
+};
+
 #endif
