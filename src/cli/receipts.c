@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* receipts.c (cli): `probity receipts log | show GEN | verify | diff GEN
- * GEN | gc | export | checkpoint` (the last two: receipts_sign.c). */
+ * GEN | gc | export | checkpoint` (diff: receipts_diff.c; the last two:
+ * receipts_sign.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 #include <unistd.h>
 #include "cli/args.h"
 #include "cli/cli.h"
-#include "receipts/diff.h"
+#include "cli/receipts_int.h"
 #include "receipts/lifelog.h"
 #include "receipts/lineage.h"
 #include "receipts/receipt.h"
@@ -60,17 +61,9 @@ static void receipts_help(FILE *out)
 		bin_name);
 }
 
-struct ropts {
-	const char *store;
-	const char *generation;
-	long min_age;
-	bool dry_run;
-	const char *at, *link;
-};
-
 /* Parse the options shared by every receipts command; returns the index
  * of the first positional argument or -1 (usage error) / -2 (help). */
-static int parse_opts(int argc, char **argv, struct ropts *o)
+int receipts_parse_opts(int argc, char **argv, struct ropts *o)
 {
 	static const struct option opts[] = {
 		{ "store", required_argument, NULL, 's' },
@@ -111,7 +104,7 @@ static int parse_opts(int argc, char **argv, struct ropts *o)
 	return optind;
 }
 
-static int open_store(const struct ropts *o, struct pb_store **s)
+int receipts_open_store(const struct ropts *o, struct pb_store **s)
 {
 	struct pb_store_opts so = { .sz = sizeof(so), .no_create = true };
 	int err = pb_store__open(o->store, &so, s);
@@ -127,7 +120,7 @@ static int open_store(const struct ropts *o, struct pb_store **s)
 static int start_no_args(int argc, char **argv, const char *cmd, struct ropts *o,
 			 struct pb_store **s)
 {
-	int rc = parse_opts(argc, argv, o);
+	int rc = receipts_parse_opts(argc, argv, o);
 
 	if (rc < 0)
 		return rc == -2 ? EXIT_OK : EXIT_USAGE;
@@ -135,7 +128,7 @@ static int start_no_args(int argc, char **argv, const char *cmd, struct ropts *o
 		p_err("'receipts %s' takes no arguments", cmd);
 		return EXIT_USAGE;
 	}
-	if (open_store(o, s))
+	if (receipts_open_store(o, s))
 		return EXIT_USAGE;
 	return -1;
 }
@@ -155,7 +148,7 @@ static void fmt_time(json_int_t ns, char *buf, size_t sz)
 		 tm.tm_sec % 100, (unsigned)((ns % 1000000000) / 1000) % 1000000);
 }
 
-static int resolve(struct pb_store *s, const char *what, char gen[PB_DIGEST_HEX_LEN],
+int receipts_resolve(struct pb_store *s, const char *what, char gen[PB_DIGEST_HEX_LEN],
 		   char rec[PB_DIGEST_HEX_LEN])
 {
 	int err = receipts__find_generation(s, what, gen, rec);
@@ -228,7 +221,7 @@ static int cmd_log(int argc, char **argv)
 	rc = start_no_args(argc, argv, "log", &o, &s);
 	if (rc >= 0)
 		return rc;
-	if (o.generation && resolve(s, o.generation, gen, rec))
+	if (o.generation && receipts_resolve(s, o.generation, gen, rec))
 		goto out;
 	rc = lifelog__read(s, &entries, NULL);
 	if (rc < 0) {
@@ -494,7 +487,7 @@ out:
 static int show_resolve(int argc, char **argv, struct ropts *o, struct pb_store **s,
 			char gen[PB_DIGEST_HEX_LEN], char rec[PB_DIGEST_HEX_LEN], struct at_result *at)
 {
-	int rc = parse_opts(argc, argv, o);
+	int rc = receipts_parse_opts(argc, argv, o);
 
 	if (rc < 0)
 		return rc == -2 ? EXIT_OK : EXIT_USAGE;
@@ -507,11 +500,11 @@ static int show_resolve(int argc, char **argv, struct ropts *o, struct pb_store 
 		p_err("--link goes with --at");
 		return EXIT_USAGE;
 	}
-	if (open_store(o, s))
+	if (receipts_open_store(o, s))
 		return EXIT_USAGE;
 	if (o->at)
 		return resolve_at(*s, o, gen, rec, at);
-	return resolve(*s, argv[rc], gen, rec) ? EXIT_USAGE : 0;
+	return receipts_resolve(*s, argv[rc], gen, rec) ? EXIT_USAGE : 0;
 }
 
 static void show_output(struct pb_store *s, const struct ropts *o, const char *gen, const char *rec,
@@ -631,115 +624,6 @@ static int cmd_verify(int argc, char **argv)
 	return ok ? EXIT_OK : EXIT_FINDINGS;
 }
 
-/* ---- diff ---- */
-
-static void print_step_diff(const char *label, const struct step_diff *sd)
-{
-	const json_t *v;
-	size_t i;
-
-	json_array_foreach(sd->removed, i, v) {
-		struct receipt_step st;
-
-		receipt_step__decode(v, &st, NULL);
-		printf("  - %-10s %s: %s\n", label, st.id, st.description);
-	}
-	json_array_foreach(sd->added, i, v) {
-		struct receipt_step st;
-
-		receipt_step__decode(v, &st, NULL);
-		printf("  + %-10s %s: %s\n", label, st.id, st.description);
-	}
-}
-
-static void print_diff(const char *ga, const char *gb, const struct receipt_diff *d, bool differ)
-{
-	const char *k;
-	json_t *v;
-	size_t i;
-
-	printf("a %s\nb %s\n", ga, gb);
-	json_object_foreach(d->fields, k, v) {
-		const json_t *a, *b;
-		char *x, *y;
-
-		receipt_diff__field(v, &a, &b);
-		x = json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT);
-		y = json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT);
-		printf("  %-34s %s -> %s\n", k, x, y);
-		free(x);
-		free(y);
-	}
-	print_step_diff("transform", &d->transforms);
-	print_step_diff("assumption", &d->assumptions);
-	printf("  instructions: %zu -> %zu\n", d->a_count, d->b_count);
-	for (i = 0; i < d->n_edits; i++) {
-		const struct insn_edit *e = &d->edits[i];
-
-		if (e->op == INSN_EDIT_TOO_LARGE)
-			printf("    (%s)\n", insn_edit_op__name(e->op));
-		else
-			printf("    %s [%lld] %s\n", insn_edit_op__name(e->op), (long long)e->index, e->insn);
-	}
-	printf("  native image: %s -> %s\n", d->a_native, d->b_native);
-	if (!differ)
-		printf("  (same generation)\n");
-}
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-static int cmd_diff(int argc, char **argv)
-{
-	char ga[PB_DIGEST_HEX_LEN], gb[PB_DIGEST_HEX_LEN], ra[PB_DIGEST_HEX_LEN], rb[PB_DIGEST_HEX_LEN];
-	struct receipt_diff d = { 0 };
-	struct pb_store *s = NULL;
-	json_t *sa = NULL, *sb = NULL;
-	struct ropts o;
-	int rc, ret = EXIT_USAGE, differ;
-
-	rc = parse_opts(argc, argv, &o);
-	if (rc < 0)
-		return rc == -2 ? EXIT_OK : EXIT_USAGE;
-	if (rc != argc - 2) {
-		p_err("expected two generations (see '%s receipts --help')", bin_name);
-		return EXIT_USAGE;
-	}
-	if (open_store(&o, &s))
-		return EXIT_USAGE;
-	if (resolve(s, argv[rc], ga, ra) || resolve(s, argv[rc + 1], gb, rb))
-		goto out;
-	if (store__get_json(s, ra, &sa) || store__get_json(s, rb, &sb)) {
-		p_err("a receipt is missing or unreadable; run '%s receipts verify'", bin_name);
-		ret = EXIT_FINDINGS;
-		goto out;
-	}
-	if (receipt_diff__build(s, sa, sb, &d)) {
-		ret = EXIT_FAILURE_RT;
-		goto out;
-	}
-	differ = strcmp(ga, gb) != 0;
-	if (json_output)
-		json_print_and_free(json_pack("{s:s, s:s, s:b, s:O, s:o, s:o, s:{s:I, s:I, s:o}, s:{s:o, s:o}}",
-			"a", ga, "b", gb, "differ", differ, "generation_fields", d.fields,
-			"transforms", step_diff__to_json(&d.transforms),
-			"assumptions", step_diff__to_json(&d.assumptions),
-			"insns", "a_count", (json_int_t)d.a_count, "b_count", (json_int_t)d.b_count,
-			"edits", receipt_diff__edits_json(&d),
-			"native_image_digest", "a", str_or_null(d.a_native), "b", str_or_null(d.b_native)));
-	else
-		print_diff(ga, gb, &d, differ);
-	ret = differ ? EXIT_FINDINGS : EXIT_OK;
-out:
-	receipt_diff__clear(&d);
-	json_decref(sa);
-	json_decref(sb);
-	pb_store__free(s);
-	return ret;
-}
-
 /* ---- gc ---- */
 
 static int cmd_gc(int argc, char **argv)
@@ -787,9 +671,10 @@ static const struct cmd receipts_cmds[] = {
 	{ "log", cmd_log, "the lifecycle log" },
 	{ "show", cmd_show, "one generation, source to activation" },
 	{ "verify", cmd_verify, "recompute every digest and the log chain" },
-	{ "diff", cmd_diff, "what two generations differ in" },
+	{ "diff", cmd_receipts_diff, "what two generations differ in" },
 	{ "gc", cmd_gc, "remove unreachable objects" },
-	{ "export", cmd_receipts_export, "sign receipts" }, { "checkpoint", cmd_receipts_checkpoint, "sign the log" },
+	{ "export", cmd_receipts_export, "sign receipts" },
+	{ "checkpoint", cmd_receipts_checkpoint, "sign the log" },
 	{ 0 },
 };
 
