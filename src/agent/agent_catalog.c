@@ -192,7 +192,14 @@ static const struct agent_bid *exe_build_id(struct agent *a, pid_t pid)
 	size_t i;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (stat(path, &st)) {
+		if (errno == EACCES && !a->proc_denied++)
+			pr_warn("agent: cannot read %s: %s: processes like it cannot be matched "
+				"(needs CAP_SYS_PTRACE; counted in the state file)\n", path,
+				strerror(EACCES));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode))
 		return NULL;
 	for (i = 0; i < AGENT_BID_CACHE; i++) {
 		b = &a->bids[i];

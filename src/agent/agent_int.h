@@ -105,6 +105,7 @@ struct agent {
 	uint64_t last_state_ns, last_watchdog_ns, watchdog_usec;
 	bool notify;		/* NOTIFY_SOCKET is set */
 	uint64_t state_write_errors, metrics_write_errors;
+	uint64_t proc_denied;	/* /proc/PID/exe unreadable (EACCES): unseen */
 };
 
 /* agent_catalog.c */

@@ -74,6 +74,10 @@ static void render_own(const struct agent *a, FILE *out)
 	       "Process exec/exit events lost (ring buffer full; /proc rescanned).");
 	fprintf(out, "probity_agent_process_events_lost_total %llu\n",
 		(unsigned long long)a->pw_drops_seen);
+	family(out, "probity_agent_processes_unreadable_total", "counter",
+	       "Processes whose /proc/PID/exe could not be read (EACCES): never matched.");
+	fprintf(out, "probity_agent_processes_unreadable_total %llu\n",
+		(unsigned long long)a->proc_denied);
 	family(out, "probity_agent_reloads_total", "counter", "Manifest directory reloads (SIGHUP).");
 	fprintf(out, "probity_agent_reloads_total %llu\n", (unsigned long long)a->reloads);
 	family(out, "probity_agent_state_write_errors_total", "counter",
