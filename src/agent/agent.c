@@ -159,6 +159,7 @@ fail:
 		snprintf(am->error, sizeof(am->error), "cannot start a window: %s", strerror(-err));
 	pr_warn("agent: %s: %s\n", am->stem, am->error);
 	am->state = AGENT_M_FAILED;
+	am->c.windows++;	/* one that failed at once */
 	am->c.windows_failed++;
 	am->retry_ns = pb_mono_ns() + RETRY_NS;
 	return err;
