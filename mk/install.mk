@@ -14,13 +14,16 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 PB_VERSION := $(shell sed -n 's/^\#define PROBITY_VERSION "\(.*\)"/\1/p' src/common/version.h)
 
 # docs/SRC.md -> man page NAME.SECTION
-MAN_PAGES := $(BUILD)/man/probity.1 $(BUILD)/man/probity-manifest.5
+MAN_PAGES := $(BUILD)/man/probity.1 $(BUILD)/man/probity-manifest.5 $(BUILD)/man/probity-agent.8
 $(BUILD)/man/probity.1: docs/probity.md scripts/gen-man.sh | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	scripts/gen-man.sh $< probity 1 $(PB_VERSION) $@
 $(BUILD)/man/probity-manifest.5: docs/manifest.md scripts/gen-man.sh | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	scripts/gen-man.sh $< probity-manifest 5 $(PB_VERSION) $@
+$(BUILD)/man/probity-agent.8: docs/agent.md scripts/gen-man.sh | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	scripts/gen-man.sh $< probity-agent 8 $(PB_VERSION) $@
 
 COMPLETION := $(BUILD)/completion/probity
 $(COMPLETION): $(BIN) scripts/gen-completion.sh
@@ -43,6 +46,7 @@ install: $(BIN) $(MAN_PAGES) $(COMPLETION) $(AGENT_UNIT)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/probity
 	install -D -m 0644 $(BUILD)/man/probity.1 $(DESTDIR)$(MANDIR)/man1/probity.1
 	install -D -m 0644 $(BUILD)/man/probity-manifest.5 $(DESTDIR)$(MANDIR)/man5/probity-manifest.5
+	install -D -m 0644 $(BUILD)/man/probity-agent.8 $(DESTDIR)$(MANDIR)/man8/probity-agent.8
 	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/probity
 	install -d $(DESTDIR)$(EXAMPLEDIR)
 	install -m 0644 $(EXAMPLE_MANIFESTS) $(DESTDIR)$(EXAMPLEDIR)/
@@ -51,5 +55,5 @@ install: $(BIN) $(MAN_PAGES) $(COMPLETION) $(AGENT_UNIT)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/probity $(DESTDIR)$(MANDIR)/man1/probity.1 \
 		$(DESTDIR)$(MANDIR)/man5/probity-manifest.5 $(DESTDIR)$(BASHCOMPDIR)/probity \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/probity-agent.service
+		$(DESTDIR)$(SYSTEMDUNITDIR)/probity-agent.service $(DESTDIR)$(MANDIR)/man8/probity-agent.8
 	rm -rf $(DESTDIR)$(EXAMPLEDIR)
