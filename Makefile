@@ -19,7 +19,7 @@ CLANG     ?= clang
 BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH      := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-PKGS      := libbpf yaml-0.1 jansson capstone libcrypto libelf zlib libdw libmicrohttpd libarchive
+PKGS      := libbpf yaml-0.1 jansson capstone libcrypto libelf zlib libdw libmicrohttpd libarchive libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -4,7 +4,7 @@
 # 1 (listing what is missing) otherwise. Used by make to decide whether
 # scripts/install-deps.sh must run.
 missing=""
-for pc in "libbpf >= 1.3" "yaml-0.1" "jansson" "capstone" "libcrypto" "libelf" "zlib" "libdw" "libmicrohttpd" "libarchive"; do
+for pc in "libbpf >= 1.3" "yaml-0.1" "jansson" "capstone" "libcrypto" "libelf" "zlib" "libdw" "libmicrohttpd" "libarchive" "libsystemd"; do
 	pkg-config --exists "$pc" 2>/dev/null || missing="$missing [$pc]"
 done
 sdt=0; for f in /usr/include/sys/sdt.h /usr/include/*/sys/sdt.h; do [ -f "$f" ] && sdt=1; done

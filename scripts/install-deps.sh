@@ -31,7 +31,7 @@ BASE_PKGS="make gcc clang llvm lld pkg-config libelf-dev zlib1g-dev libzstd-dev 
 libyaml-dev libjansson-dev libcapstone-dev libssl-dev libclang-rt-14-dev \
 iproute2 binutils file linux-perf procps systemtap-sdt-dev python3 \
 libdw-dev python3-jsonschema python3-yaml \
-libmicrohttpd-dev libarchive-dev pandoc man-db prometheus openssh-client"
+libmicrohttpd-dev libarchive-dev libsystemd-dev pandoc man-db prometheus openssh-client"
 BPF_PKGS="libbpf-dev bpftool"
 BASE_PKGS="$BASE_PKGS chromium"	# tests: report --html rendered headless (tests/cli/report_html.sh)
 # the real-server test and bench (tests/cli/postgres.sh, bench/real/postgres.sh):

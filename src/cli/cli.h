@@ -66,6 +66,7 @@ int do_rejit(int argc, char **argv);		/* src/cli/rejit.c */
 int do_train(int argc, char **argv);		/* src/cli/train.c */
 int do_sample(int argc, char **argv);		/* src/cli/sample.c */
 int do_attribute(int argc, char **argv);	/* src/cli/attribute.c */
+int do_agent(int argc, char **argv);		/* src/cli/agent.c */
 int do_metrics(int argc, char **argv);		/* src/cli/metrics.c */
 int do_script(int argc, char **argv);		/* src/cli/script.c */
 

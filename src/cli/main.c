@@ -35,6 +35,7 @@ static const struct cmd main_cmds[] = {
 	{ "sample",   do_sample,   "sample every CPU with the kernel's JIT symbol records" },
 	{ "attribute", do_attribute, "attribute samples or a time window to program generations" },
 	{ "metrics",  do_metrics,  "a trace as Prometheus metrics (stdout, textfile, HTTP)" },
+	{ "agent",    do_agent,    "record every manifest's running targets, rotated, as a daemon (systemd)" },
 	{ "version",  do_version,  "print the version and the libraries in use" },
 	{ 0 },
 };

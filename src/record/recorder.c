@@ -598,6 +598,7 @@ int recorder__run(struct recorder *r)
 	stop_child(r);
 	err = recorder_fill_result(r, why);
 out:
+	r->res.write_errors = r->write_errors;	/* counted even when the run failed */
 	if (err && !r->failure)
 		r->failure = RECORDER_FAILED_RUNTIME;
 	stop_child(r);

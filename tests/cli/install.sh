@@ -5,7 +5,9 @@
 # pandoc; `man -l` renders them with every command's section), the bash
 # completion generated from the command tables (completing commands,
 # subcommands and options in a real bash), and the example manifests
-# (which lint clean); `make uninstall` removes them all.
+# (which lint clean), probity-agent(8) and the agent's systemd unit
+# (`systemd-analyze verify` when it exists, without starting it); `make
+# uninstall` removes them all.
 set -u
 . tests/cli/lib.sh
 for t in make pandoc man bash; do
@@ -19,7 +21,8 @@ U="$D/usr/local"
 make --no-print-directory -s install BUILD="$PROBITY_BUILD" PREFIX=/usr/local DESTDIR="$D" \
 	>"$T/make.out" 2>&1 || { err "make install failed: $(tail -5 "$T/make.out")"; exit 1; }
 for f in bin/probity share/man/man1/probity.1 share/man/man5/probity-manifest.5 \
-	share/bash-completion/completions/probity share/doc/probity/examples/postgres-lwlock.yaml; do
+	share/bash-completion/completions/probity share/doc/probity/examples/postgres-lwlock.yaml \
+	share/man/man8/probity-agent.8 lib/systemd/system/probity-agent.service; do
 	[ -f "$U/$f" ] || err "not installed: /usr/local/$f"
 done
 [ -x "$U/bin/probity" ] && "$U/bin/probity" --version | grep -q '^probity ' || err "installed binary does not run"
@@ -38,6 +41,28 @@ done
 MANWIDTH=100 man -l "$U/share/man/man5/probity-manifest.5" >"$T/p5.txt" 2>/dev/null ||
 	err "man -l probity-manifest.5 failed"
 head -1 "$T/p5.txt" | grep -q '^PROBITY-MANIFEST(5)' || err "probity-manifest.5 header: $(head -1 "$T/p5.txt")"
+
+MANWIDTH=100 man -l "$U/share/man/man8/probity-agent.8" >"$T/p8.txt" 2>/dev/null ||
+	err "man -l probity-agent.8 failed"
+head -1 "$T/p8.txt" | grep -q '^PROBITY-AGENT(8)' || err "probity-agent.8 header: $(head -1 "$T/p8.txt")"
+grep -q -- '--duty' "$T/p8.txt" && grep -q '^PRIVILEGES' "$T/p8.txt" || err "probity-agent.8 lacks --duty or PRIVILEGES"
+
+# the agent's unit: points at the installed binary, Type=notify, verified
+UNIT="$U/lib/systemd/system/probity-agent.service"
+grep -q '^ExecStart=/usr/local/bin/probity agent ' "$UNIT" || err "unit ExecStart: $(grep ExecStart "$UNIT")"
+for k in Type=notify WatchdogSec= ProtectSystem=strict 'ReadWritePaths=/var/lib/probity /var/log/probity' \
+	'AmbientCapabilities=CAP_BPF CAP_PERFMON' ExecReload=; do
+	grep -q "^$k" "$UNIT" || err "unit lacks $k"
+done
+# (a copy whose ExecStart names the binary under DESTDIR: verify checks it
+# exists; any warning, e.g. an unknown key, fails)
+if command -v systemd-analyze >/dev/null 2>&1; then
+	mkdir -p "$T/unit"
+	sed "s|^ExecStart=/usr/local/bin/probity|ExecStart=$U/bin/probity|" "$UNIT" >"$T/unit/probity-agent.service"
+	systemd-analyze verify --man=no "$T/unit/probity-agent.service" >"$T/verify.out" 2>&1 ||
+		err "systemd-analyze verify failed: $(cat "$T/verify.out")"
+	[ -s "$T/verify.out" ] && err "systemd-analyze verify: $(cat "$T/verify.out")"
+fi
 
 # completion, in bash, from the installed file
 complete_words() { # LINE...: the words bash offers for the last one

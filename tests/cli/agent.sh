@@ -1,0 +1,106 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# agent.sh: `probity agent` follows two demo processes for ~22 s (needs
+# root and BPF: skips, or fails under CI=true, without them): one is
+# restarted (new pid) and re-attached; windows rotate every 4 s and only
+# --keep traces stay; SIGHUP with a manifest added records it too; the
+# metrics textfile passes `promtool check metrics`; sd_notify sends
+# READY=1, WATCHDOG=1, RELOADING=1 and STOPPING=1 to NOTIFY_SOCKET; every
+# kept trace reads back with `probity report`; SIGTERM exits 0.
+set -u
+. tests/cli/lib.sh
+T=$(mktemp -d /tmp/pbagent.XXXXXX)
+pids=""
+trap 'for p in $pids; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
+
+# usage errors: exit 2, no BPF needed
+"$P" agent --budget 5% >/dev/null 2>"$T/e1"; rc=$?
+[ $rc -eq 2 ] || err "agent --budget exited $rc, expected 2"
+grep -q "governor" "$T/e1" || err "--budget does not say it needs the governor: $(cat "$T/e1")"
+"$P" agent --duty 5m/1m >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || err "agent --duty 5m/1m exited $rc, expected 2"
+"$P" agent extra >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || err "agent with an argument exited $rc, expected 2"
+"$P" agent -m "$T/none" --state-file "$T/s.json" --trace-dir "$T/t" --metrics-dir none \
+	-d 1 >/dev/null 2>"$T/e2"; rc=$?
+[ "$(id -u)" -ne 0 ] || [ $rc -eq 2 ] || err "agent on a missing manifest directory exited $rc, expected 2"
+"$P" agent --help | grep -q -- "--duty" || err "agent --help lacks --duty"
+
+need_root
+command -v promtool >/dev/null || { echo "FAIL: promtool missing (scripts/install-deps.sh: prometheus)"; exit 1; }
+
+mkdir -p "$T/m" "$T/metrics"
+cp "$DEMO_M" "$T/m/demo.yaml"
+# the sd_notify listener: one line per datagram
+python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], 'a') as f:
+    while True:
+        f.write(s.recv(4096).decode().replace('\n', ' ') + '\n'); f.flush()
+" "$T/notify" "$T/notify.log" &
+pids="$pids $!"
+"$DEMO" --clients 1 --duration 60 -q >/dev/null 2>&1 &
+a=$!
+"$DEMO" --clients 1 --duration 60 -q >/dev/null 2>&1 &
+b=$!
+pids="$pids $a $b"
+for i in $(seq 200); do [ -S "$T/notify" ] && break; sleep 0.1; done	# python starts slowly on a busy machine
+[ -S "$T/notify" ] || err "the sd_notify listener did not start"
+
+NOTIFY_SOCKET="$T/notify" WATCHDOG_USEC=2000000 "$P" -j agent -m "$T/m" --trace-dir "$T/traces" \
+	--state-file "$T/state.json" --metrics-dir "$T/metrics" --rotate 4s --keep 3 --duty always \
+	--interval 500ms >"$T/out.json" 2>"$T/err" &
+ag=$!
+pids="$pids $ag"
+for i in $(seq 50); do grep -q READY=1 "$T/notify.log" 2>/dev/null && break; sleep 0.1; done
+grep -q READY=1 "$T/notify.log" 2>/dev/null || err "no READY=1 within 5 s: $(cat "$T/err")"
+
+# the target restarts: a new pid, re-attached
+sleep 5
+kill $a
+"$DEMO" --clients 1 --duration 60 -q >/dev/null 2>&1 &
+a2=$!
+pids="$pids $a2"
+# a manifest added, then SIGHUP
+sleep 4
+cp "$DEMO_M" "$T/m/demo2.yaml"
+kill -HUP $ag
+sleep 13
+kill -TERM $ag
+wait $ag; rc=$?
+[ $rc -eq 0 ] || err "agent exited $rc after SIGTERM: $(tail -5 "$T/err")"
+
+for m in READY=1 WATCHDOG=1 RELOADING=1 STOPPING=1; do
+	grep -q "$m" "$T/notify.log" || err "sd_notify: no $m in $(cat "$T/notify.log")"
+done
+py "$T/out.json" "
+ms = {m['stem']: m for m in d['manifests']}
+assert d['format'] == 'probity-agent-state' and d['reloads'] == 1, d
+dm = ms['demo']
+assert dm['counts']['windows'] >= 4 and dm['counts']['windows_failed'] == 0, dm
+assert dm['counts']['traces_pruned'] >= 1 and dm['counts']['events'] > 0, dm
+assert ms['demo2']['counts']['windows'] >= 1, ms['demo2']
+for k in ('ringbuf_drops', 'trace_write_errors', 'instances_unknown'):
+    assert k in dm['losses'], dm
+" || err "state (-j): $(cat "$T/out.json")"
+cmp -s "$T/state.json" /dev/null && err "state file empty"
+py "$T/state.json" "assert d['manifests'][0]['stem'] == 'demo', d" || err "state file unreadable"
+
+n=$(ls "$T/traces/demo" | wc -l)
+[ "$n" -eq 3 ] || err "--keep 3: $n traces kept: $(ls "$T/traces/demo")"
+found=0
+for t in "$T"/traces/demo/*.trace "$T"/traces/demo2/*.trace; do
+	"$P" report "$t" >/dev/null 2>"$T/rerr" || err "report $t failed: $(cat "$T/rerr")"
+	"$P" script "$t" | grep -Eq "^process pid=$a2 tid=$a2 .* events=[1-9]" && found=1
+done
+[ $found -eq 1 ] || err "the restarted target (pid $a2) has no events in a kept trace"
+
+promtool check metrics <"$T/metrics/probity.prom" >"$T/prom.out" 2>&1 ||
+	err "promtool check metrics: $(cat "$T/prom.out")"
+grep -Eq '^probity_agent_windows_total\{manifest="demo",result="ok"\} [1-9]' "$T/metrics/probity.prom" ||
+	err "metrics lack the demo's windows"
+grep -Eq '^probity_events_total\{manifest="demo2",' "$T/metrics/probity.prom" ||
+	err "metrics lack the added manifest's events"
+exit $fail
