@@ -36,3 +36,17 @@ $(BUILD)/fixtures/sharedpin: tests/fixtures/validation/sharedpin.c mk/validation
 	$(VAL_FIX_CC) -pthread -o $@ $<
 
 TEST_FIXTURES += $(BUILD)/fixtures/sharedpin
+
+# the connection-pool service of issue 14 (tests/fixtures/validation/
+# connpool.c): the clean build and one binary per variant switch
+CONNPOOL := STALE_USE LEAK FASTPATH
+
+$(BUILD)/fixtures/connpool_clean: tests/fixtures/validation/connpool.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -o $@ $<
+
+$(BUILD)/fixtures/connpool_%: tests/fixtures/validation/connpool.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -D$* -o $@ $<
+
+TEST_FIXTURES += $(BUILD)/fixtures/connpool_clean $(foreach m,$(CONNPOOL),$(BUILD)/fixtures/connpool_$(m))

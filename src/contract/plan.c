@@ -275,8 +275,10 @@ static bool check_site_offset(struct plan_ctx *c, int ei, struct elf_image *img,
 /* The probe sites of a checked symbol site:
  * at: entry  -> one entry site
  * at: return -> a return site, plus an entry "stash" site when the
- *               event reads arguments (registers are clobbered by then)
- *               or predicts an in-call effect (counters at entry)
+ *               event reads arguments (registers are clobbered by then),
+ *               predicts an in-call effect (counters at entry) or is an
+ *               ACQUIRE (its call's entry time orders what it held back:
+ *               docs/validation.md "Observation order")
  * at: span   -> entry (begin) and return (end) sites
  * 0 or -ENOMEM. */
 static int add_symbol_sites(struct plan_ctx *c, int ei, const struct elf_symbol *sym,
@@ -285,7 +287,8 @@ static int add_symbol_sites(struct plan_ctx *c, int ei, const struct elf_symbol 
 	const struct pb_event *e = &c->m->events[ei];
 	struct plan_site *s;
 
-	if (e->site.at != PB_AT_RETURN || event_uses(e, PB_VAL_ARG) || predicts_in_call(e)) {
+	if (e->site.at != PB_AT_RETURN || event_uses(e, PB_VAL_ARG) || predicts_in_call(e) ||
+	    e->kind == PB_EV_ACQUIRE) {
 		s = add_site(c);
 		if (!s)
 			return -ENOMEM;

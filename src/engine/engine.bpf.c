@@ -128,11 +128,9 @@ int pb_return(struct pt_regs *ctx)
 	c.descriptor = di;
 	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
 		resolve_pending_wake(tid, &c);
-	/* span ends, argument-reading return events and return events with
-	 * in-call predictions have an entry stash */
-	if (d->at == AT_SPAN || d->instance.base == PB_VB_ARG || d->units.base == PB_VB_ARG ||
-	    d->target.base == PB_VB_ARG || d->generation.base == PB_VB_ARG ||
-	    d->guard.base == PB_VB_ARG || (d->fx_mask & PB_FX_CALL_MASK)) {
+	/* span ends, argument-reading return events, return events with
+	 * in-call predictions and ACQUIREs have an entry stash */
+	if (return_has_stash(d)) {
 		have = stash_pop(tid, di, c.args, &ts, &c.fx);
 		if (d->at == AT_SPAN)
 			c.span_flags = wait_pop(tid);
@@ -141,9 +139,12 @@ int pb_return(struct pt_regs *ctx)
 
 			if (es)
 				es->stash_missing++;
-			return 0;
+			if (return_needs_args(d))
+				return 0;
+			c.span_flags |= EVF_NO_ENTRY;
+		} else {
+			c.duration = c.now - ts;
 		}
-		c.duration = c.now - ts;
 	}
 	return process_event(d, &c);
 }

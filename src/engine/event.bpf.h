@@ -131,30 +131,40 @@ static __always_inline void judge_wait(const struct pb_descriptor *d, const stru
 }
 
 /* ACQUIRE on a key holding a tombstone (a USE/RELEASE held back before
- * it): recent ones were only reordered, older ones are charged; the
- * tombstone goes. *met when the held-back events came after this ACQUIRE
- * and meet its expectation (an allowed kind). True when a held-back
- * RELEASE already ended this lifetime: nothing is left to open. */
+ * it). A return probe's ACQUIRE is late only relative to what happened
+ * during the acquiring call: held-back events since the call's entry
+ * (call_entry_ts) were only reordered; one from before the call began is a
+ * violation whatever follows (docs/validation.md, "Ordering"), as is one
+ * older than PB_REORDER_NS (that bound only caps memory). With no entry
+ * time (the return probe missed its entry) the order is unknown: counted
+ * unjudged (lost_unjudged), neither forgiven as reordered nor charged.
+ * The tombstone goes. *met when the held-back events came after this
+ * ACQUIRE began and meet its expectation (an allowed kind). True when a
+ * held-back RELEASE already ended this lifetime: nothing is left to open. */
 static __always_inline bool acquire_tombstone(const struct pb_descriptor *d,
 					      const struct ev_ctx *c, struct inst_key *key,
 					      struct inst_state *st, struct ev_out *o, bool *met)
 {
-	bool recent = c->now - st->pending_ts <= PB_REORDER_NS;
+	__u64 entry = call_entry_ts(c);
+	bool in_call = c->now - st->pending_ts <= PB_REORDER_NS &&
+		       (!entry || st->pending_ts >= entry);
 	bool released = st->pending_n[1] != 0;
 
-	if (recent && ((st->pending_n[0] && d->expect_within[EV_USE]) ||
-		       (released && d->expect_within[EV_RELEASE])))
+	if (in_call && ((st->pending_n[0] && d->expect_within[EV_USE]) ||
+			(released && d->expect_within[EV_RELEASE])))
 		*met = true;
-	if (recent) {
+	if (in_call) {
 		struct pb_engine_stats *es = estats();
 
-		if (es)
+		if (es && entry)
 			es->reordered++;
+		else if (es)
+			es->lost_unjudged++;
 	} else {
 		charge_tombstone(st, c, o->instance, o->res);
 	}
 	bpf_map_delete_elem(&instances, key);
-	if (!(recent && released))
+	if (!(in_call && released))
 		return false;
 	/* observed late: the lifetime already ended */
 	if (!(d->flags & PB_DF_GEN_COUNTER))

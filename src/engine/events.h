@@ -253,12 +253,14 @@ struct pb_engine_stats {
 /* ---- per-instance identity state (map "instances") ----
  * An entry is either a live generation (pending_ts == 0: from ACQUIRE to the
  * last RELEASE) or a tombstone (pending_ts != 0): USE/RELEASE of an instance
- * not active, held back PB_REORDER_NS in case its ACQUIRE was merely observed
- * late (a return probe fires after the function already published the
- * instance to another thread). An ACQUIRE within the window consumes the
- * tombstone: no violation. Otherwise the held-back violations are charged
- * when the key is next touched, or by user space at snapshot time
- * (engine__snapshot sweeps expired tombstones). */
+ * not active, held back in case its ACQUIRE was merely observed late (a
+ * return probe fires after the function already published the instance to
+ * another thread). An ACQUIRE consumes the tombstone: held-back events
+ * that happened during the acquiring call (after its entry) are no
+ * violation, earlier ones are charged (docs/validation.md "Observation
+ * order"). PB_REORDER_NS only bounds how long a tombstone is kept: then it
+ * is charged when the key is next touched, or by user space at snapshot
+ * time (engine__snapshot sweeps expired tombstones). */
 #define PB_REORDER_NS		(50 * 1000 * 1000ULL)
 
 struct pb_inst_key {

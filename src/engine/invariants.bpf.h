@@ -12,9 +12,22 @@ struct ev_ctx {
 	__u64 now;
 	__u64 pid_tgid;
 	__u32 descriptor;
-	__u32 span_flags;	/* WAIT span end: WF_* of the popped span */
+	__u32 span_flags;	/* WAIT span end: WF_* of the popped span; EVF_* */
 	struct fx_snap fx;	/* effect counters at the call's entry */
 };
+/* ev_ctx.span_flags above the WF_* byte: a return probe that found no
+ * entry stash (the call's entry time is unknown) */
+#define EVF_NO_ENTRY	(1u << 16)
+
+/* When the event's call began: its entry probe's time at a return site
+ * (now - duration), now at an entry or USDT site (duration 0); 0 when a
+ * return probe missed its entry (unknown). Orders an ACQUIRE against the
+ * USE/RELEASE held back before it (event.bpf.h acquire_tombstone). The
+ * stack has no room for one more field (512 bytes, two calls deep). */
+static __always_inline __u64 call_entry_ts(const struct ev_ctx *c)
+{
+	return (c->span_flags & EVF_NO_ENTRY) ? 0 : c->now - c->duration;
+}
 
 /* Send one violation sample, at most PB_VIOL_SAMPLES_PER_SEC per descriptor
  * per second, whether or not events are streamed. */

@@ -111,6 +111,28 @@ static __always_inline bool stash_pop(__u32 tid, __u32 di, __u64 *args, __u64 *t
 	return true;
 }
 
+/* Does the return site of d have an entry stash (contract/plan.c)? Span
+ * ends, events reading arguments, in-call predictions, and every
+ * ACQUIRE: its call's entry time orders the USE/RELEASE held back before
+ * it (docs/validation.md, "Ordering"). */
+static __always_inline bool return_has_stash(const struct pb_descriptor *d)
+{
+	return d->at == AT_SPAN || d->kind == EV_ACQUIRE || d->instance.base == PB_VB_ARG ||
+	       d->units.base == PB_VB_ARG || d->target.base == PB_VB_ARG ||
+	       d->generation.base == PB_VB_ARG || d->guard.base == PB_VB_ARG ||
+	       (d->fx_mask & PB_FX_CALL_MASK);
+}
+
+/* Only the return value and constants: decodable without the entry's
+ * arguments (an ACQUIRE whose entry the probe missed, e.g. a call already
+ * running at attach, still counts; its order is unknown). */
+static __always_inline bool return_needs_args(const struct pb_descriptor *d)
+{
+	return d->at == AT_SPAN || d->instance.base == PB_VB_ARG || d->units.base == PB_VB_ARG ||
+	       d->target.base == PB_VB_ARG || d->generation.base == PB_VB_ARG ||
+	       d->guard.base == PB_VB_ARG || (d->fx_mask & PB_FX_CALL_MASK);
+}
+
 static __always_inline void regs_args(struct pt_regs *ctx, __u64 *args)
 {
 	args[0] = PT_REGS_PARM1(ctx);

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# connpool.sh: validation a program cannot fool (docs/validation.md,
+# "Observation order", "Leak or broken model"), with real BPF, on the
+# connection-pool service of tests/fixtures/validation/connpool.c (a LIFO
+# free list, 4 workers, capacity 8) built clean and per variant, each
+# recorded under the clean build's contract (connpool.manifest.yaml, the
+# variant's build-id filled in):
+#   clean       record exits 0, no confidence change, no violation;
+#   STALE_USE   query right after put while another worker re-takes the
+#               connection within microseconds: conn_use stale for
+#               use_not_acquired (the ACQUIRE that follows began after
+#               the stale use, so it does not excuse it); conn_get and
+#               conn_put keep their state.
+set -u
+. tests/cli/lib.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+need_root
+
+# variant  descriptor  invariant
+cases="clean - -
+STALE_USE conn_use use_not_acquired"
+
+echo "$cases" >"$T/cases"
+while read -r v id inv; do
+	b="$FIX/connpool_$v"
+	[ -x "$b" ] || { echo "FAIL: $b not built (make test-unit)"; exit 1; }
+	sed "s|@BINARY@|$b|" tests/fixtures/validation/connpool.manifest.yaml >"$T/$v.tmpl"
+	scripts/fill-build-id.sh "$T/$v.tmpl" "$b" "$T/$v.yaml" || exit 1
+	"$P" -j record -m "$T/$v.yaml" -o "$T/$v.trace" -- "$b" 1.5 </dev/null >"$T/$v.out" 2>"$T/$v.err"
+	rc=$?
+	"$P" -j health "$T/$v.trace" </dev/null >"$T/$v.health"
+	hrc=$?
+	if [ "$v" = clean ]; then
+		[ $rc -eq 0 ] || err "clean: record exited $rc, expected 0: $(tail -3 "$T/$v.err")"
+		[ $hrc -eq 0 ] || err "clean: health exited $hrc, expected 0"
+	else
+		[ $rc -eq 4 ] || err "$v: record exited $rc, expected 4 (stale)"
+		[ $hrc -eq 1 ] || err "$v: health exited $hrc, expected 1"
+	fi
+	python3 - "$T/$v.health" "$v" "$id" "$inv" <<'PY' || err "$v: expected $id stale for $inv"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v, want, inv = sys.argv[2], sys.argv[3], sys.argv[4]
+by = {x["id"]: x for x in d["descriptors"]}
+assert by["conn_use"]["events"] > 1000, by["conn_use"]
+if v == "clean":
+    bad = [(x["id"], x["state"], x["violations"]) for x in d["descriptors"]
+           if x["state"] != x["initial"] or any(x["violations"].values())]
+    assert not bad and not d["changes"], bad or d["changes"]
+    print("ok   connpool clean: no confidence change, no violation (%d requests)"
+          % by["conn_get"]["events"])
+    sys.exit(0)
+x = by[want]
+assert x["state"] == "stale", x
+ch = [c for c in d["changes"] if c["id"] == want]
+assert ch and all(c["invariant"] == inv for c in ch), ch
+others = [(y["id"], y["state"]) for y in d["descriptors"] if y["id"] != want and y["state"] != y["initial"]]
+assert not others, others
+print("ok   connpool %s: %s stale for %s (%d of %d events)" %
+      (v, want, inv, x["violations"][inv], x["events"]))
+PY
+done <"$T/cases"
+[ $fail -eq 0 ] && echo "ok   connpool: clean build unchanged, each variant caught as intended"
+exit $fail
