@@ -7,8 +7,9 @@
 # bench/receipts.sh (bench/results/receipts.json) and bench/group_commit.sh
 # (bench/results/group_commit.json) unless BENCH_SKIP_RECEIPTS=1,
 # bench/rejit.sh (bench/results/rejit.json) unless BENCH_SKIP_REJIT=1,
-# and bench/attribution.sh (bench/results/attribution.json) unless
-# BENCH_SKIP_ATTRIBUTION=1.
+# bench/attribution.sh (bench/results/attribution.json) unless
+# BENCH_SKIP_ATTRIBUTION=1, and bench/forensics.sh
+# (bench/results/forensics.json, ~2.5 min) unless BENCH_SKIP_FORENSICS=1.
 # bench/README.md says what each number means. Knobs (environment):
 #   BENCH_COST_CALLS  ACQUIRE/RELEASE pairs per function per round (20000)
 #   BENCH_COST_ROUNDS interleaved rounds of none/empty/aggregate/events (9)
@@ -108,4 +109,8 @@ fi
 if [ "${BENCH_SKIP_ATTRIBUTION:-0}" != 1 ] && [ -f bench/attribution.sh ]; then
 	say "attribution benchmark (bench/attribution.sh)"
 	sh bench/attribution.sh "$BUILD" || say "bench/attribution.sh failed (engine.json is still written)"
+fi
+if [ "${BENCH_SKIP_FORENSICS:-0}" != 1 ] && [ -f bench/forensics.sh ]; then
+	say "forensic comparison (bench/forensics.sh)"
+	sh bench/forensics.sh "$BUILD" || say "bench/forensics.sh failed (engine.json is still written)"
 fi

@@ -262,6 +262,14 @@ void attr_table__lookup(const struct attr_table *t, uint64_t time, uint64_t ip, 
 			r->reason = ATTR_R_NO_RECEIPT;
 			snprintf(r->detail, sizeof(r->detail), "no JIT range recorded for %.100s (tag %s)", sym,
 				 symtag);
+		} else if (ip >= t->jit_lo && ip < t->jit_hi && itable_lost_in(t->lost, t->n_lost, 0, time)) {
+			/* among the JIT images but in none: the registration of
+			 * the image holding it may be among the lost records */
+			r->status = ATTR_UNKNOWN;
+			r->reason = ATTR_R_RECORDS_LOST;
+			snprintf(r->detail, sizeof(r->detail),
+				 "0x%llx lies among the recorded JIT ranges but in none of them, and kernel "
+				 "records were lost before this sample", (unsigned long long)ip);
 		}
 		return;
 	}

@@ -424,9 +424,14 @@ int attr_table__build(struct attr_table *t)
 	while (t->n_ivs && t->ivs[t->n_ivs - 1].dead)
 		t->n_ivs--;
 	t->max_len = 0;
-	for (i = 0; i < t->n_ivs; i++)
+	t->jit_lo = t->n_ivs ? t->ivs[0].addr : 0;
+	t->jit_hi = 0;
+	for (i = 0; i < t->n_ivs; i++) {
 		if (t->ivs[i].len > t->max_len)
 			t->max_len = t->ivs[i].len;
+		if (t->ivs[i].addr + t->ivs[i].len > t->jit_hi)
+			t->jit_hi = t->ivs[i].addr + t->ivs[i].len;
+	}
 	err = build_segments(t);
 	if (err)
 		return err;

@@ -101,6 +101,7 @@ struct attr_table {
 	VEC(struct gen_end, ends);
 	VEC(char *, gens);
 	uint64_t max_len;
+	uint64_t jit_lo, jit_hi;	/* lowest start, highest end of the intervals */
 	bool built;
 	uint64_t file_start, file_stop;
 	/* group commit: time of the last durable entry of a store whose

@@ -495,6 +495,17 @@ TEST(test_lost_records_unknown)
 	ASSERT_EQ(res.status, ATTR_UNKNOWN);
 	ASSERT_EQ(res.reason, ATTR_R_RECORDS_LOST);
 	ASSERT_STREQ(gen_at(t, 350, 0x2010, &res), GB);	/* seen alive until 900 */
+	/* between the recorded images, in none: before the loss it is not
+	 * BPF code anyone recorded; after it, the lost records may have
+	 * held its registration (unknown, never "not BPF"); outside the
+	 * span of the recorded images it stays not-BPF */
+	ASSERT_EQ(gen_at(t, 150, 0x1800, &res) == NULL, 1);
+	ASSERT_EQ(res.status, ATTR_NOT_BPF);
+	ASSERT_EQ(gen_at(t, 350, 0x1800, &res) == NULL, 1);
+	ASSERT_EQ(res.status, ATTR_UNKNOWN);
+	ASSERT_EQ(res.reason, ATTR_R_RECORDS_LOST);
+	ASSERT_EQ(gen_at(t, 350, 0x3000, &res) == NULL, 1);
+	ASSERT_EQ(res.status, ATTR_NOT_BPF);
 	attr_table__free(t);
 }
 
