@@ -13,23 +13,27 @@ static __always_inline __u64 eval_value(const struct pb_val_spec *s, const __u64
 
 	switch (s->base) {
 	case PB_VB_CONST: v = (__u64)s->constant; break;
-	case PB_VB_ARG: v = args[s->arg & 15]; break;
+	case PB_VB_ARG:
+		if (s->arg >= PB_NARGS)	/* the plan never emits one */
+			return 0;
+		v = args[s->arg];
+		break;
 	case PB_VB_RETVAL: v = retval; break;
 	default: return 0;
 	}
 #pragma unroll
 	for (i = 0; i < 3; i++) {
-		__u64 addr, out = 0;
+		__u64 addr, out = 0;	/* little-endian: a narrower read zero-extends */
 		long err;
 
 		if (i >= s->n_deref)
 			break;
 		addr = v + (__u64)s->deref_off[i];
 		switch (s->deref_size[i]) {
-		case 1: { __u8 x = 0; err = bpf_probe_read_user(&x, 1, (void *)addr); out = x; break; }
-		case 2: { __u16 x = 0; err = bpf_probe_read_user(&x, 2, (void *)addr); out = x; break; }
-		case 4: { __u32 x = 0; err = bpf_probe_read_user(&x, 4, (void *)addr); out = x; break; }
-		default: { __u64 x = 0; err = bpf_probe_read_user(&x, 8, (void *)addr); out = x; break; }
+		case 1: err = bpf_probe_read_user(&out, 1, (void *)addr); break;
+		case 2: err = bpf_probe_read_user(&out, 2, (void *)addr); break;
+		case 4: err = bpf_probe_read_user(&out, 4, (void *)addr); break;
+		default: err = bpf_probe_read_user(&out, 8, (void *)addr); break;
 		}
 		if (err) {
 			*fault = true;

@@ -6,7 +6,7 @@
  */
 
 struct ev_ctx {
-	__u64 args[16];		/* PB_NARGS used; 16 so a masked index stays inside */
+	__u64 args[PB_NARGS];	/* 6 registers or 12 USDT arguments */
 	__u64 retval;
 	__u64 duration;		/* WAIT span length */
 	__u64 now;
