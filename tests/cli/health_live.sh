@@ -64,7 +64,15 @@ print('ok   follow: %d refreshes, obj_get events %d -> %d, final stale' % (len(l
 # SIGKILLed recorder: cut, not live
 "$P" record -m "$T/b.yaml" -o "$T/k.trace" -- "$FIX/objpool_borrowed" 10 >/dev/null 2>&1 &
 REC=$!
-sleep 1.5
+# kill it once it is recording (the trace reads as in progress), not
+# after a fixed sleep: under load the recorder may not have opened it yet
+i=0
+until "$P" -j health "$T/k.trace" 2>/dev/null |
+	python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin).get('in_progress') else 1)" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 600 ] && kill -0 $REC 2>/dev/null || { err "killed recorder: never started recording"; break; }
+	sleep 0.1
+done
 kill -9 $REC; wait $REC 2>/dev/null
 "$P" -j health "$T/k.trace" >"$T/k.json"
 # the target record started outlives it: end it by the pid the trace names
