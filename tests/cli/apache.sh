@@ -84,8 +84,11 @@ grep -q 'Complete requests: *36' "$W/abp.out" || err "ab planted did not complet
 stop p
 # the server's own view: the parent logs AH00484 once every worker of
 # every child is busy (a status request would queue behind the CGIs)
-grep -q AH00484 "$W/logs/error.log" && echo "ok   error.log: AH00484 server reached MaxRequestWorkers" ||
+if grep -q AH00484 "$W/logs/error.log"; then
+	echo "ok   error.log: AH00484 server reached MaxRequestWorkers"
+else
 	err "no AH00484 in error.log: the workers were never all busy, nothing planted"
+fi
 "$P" -j report "$W/p.trace" >"$W/p.json" 2>"$W/p.err" || err "report planted: $(cat "$W/p.err")"
 python3 - "$W/p.json" "$W/h.json" <<'PY' || fail=1
 import json, sys
