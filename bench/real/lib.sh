@@ -307,7 +307,9 @@ md_status() { md_sql "$1" "SHOW GLOBAL STATUS"; }
 
 # --- Apache 2.4 (apache2, apache2-utils) -----------------------------------
 APACHE_BIN=${APACHE_BIN:-/usr/sbin/apache2}
-APACHE_MODS=/usr/lib/apache2/modules
+# APACHE_BIN/APACHE_MODS may name another build (e.g. one unpacked with
+# dpkg -x, for `record --rebind`; docs/servers.md "Rebinding")
+APACHE_MODS=${APACHE_MODS:-/usr/lib/apache2/modules}
 # Fixed pool: 2 children x 3 worker threads, no spawning or reaping while
 # measured (MaxSpareThreads = MaxRequestWorkers), so the counts compare.
 APACHE_THREADS=${APACHE_THREADS:-3}
