@@ -40,6 +40,8 @@ BASE_PKGS="$BASE_PKGS postgresql-15 postgresql-contrib bpftrace"
 BASE_PKGS="$BASE_PKGS redis-server redis-tools"	# tests/cli/redis.sh, bench/real/redis.sh: the server, redis-benchmark, redis-cli
 # MariaDB 10.11 manifests' test and bench (tests/cli/mariadb.sh, bench/real/mariadb.sh)
 BASE_PKGS="$BASE_PKGS mariadb-server mariadb-client"
+# Apache 2.4 manifest's test and bench (tests/cli/apache.sh, bench/real/apache.sh): the server, ab
+BASE_PKGS="$BASE_PKGS apache2 apache2-utils"
 
 # libbpf version the distribution's default suite offers, e.g. 1.1.2
 libbpf_candidate() {

@@ -304,3 +304,90 @@ md_sql() { mariadb --no-defaults -uroot -S "$1/sock" -N -B -e "$2"; }
 
 # md_status DIR: SHOW GLOBAL STATUS as NAME<TAB>VALUE lines
 md_status() { md_sql "$1" "SHOW GLOBAL STATUS"; }
+
+# --- Apache 2.4 (apache2, apache2-utils) -----------------------------------
+APACHE_BIN=${APACHE_BIN:-/usr/sbin/apache2}
+# APACHE_BIN/APACHE_MODS may name another build (e.g. one unpacked with
+# dpkg -x, for `record --rebind`; docs/servers.md "Rebinding")
+APACHE_MODS=${APACHE_MODS:-/usr/lib/apache2/modules}
+# Fixed pool: 2 children x 3 worker threads, no spawning or reaping while
+# measured (MaxSpareThreads = MaxRequestWorkers), so the counts compare.
+APACHE_THREADS=${APACHE_THREADS:-3}
+APACHE_SERVERS=${APACHE_SERVERS:-2}
+
+# apache_start DIR PORT: a throwaway apache2 (event MPM) with its own
+# config DIR/httpd.conf (nothing from /etc/apache2), ServerRoot DIR,
+# listening on 127.0.0.1:PORT only, children and the cgid daemon as
+# www-data (the parent stays root to bind and switch users, as the
+# distribution's service does), in its own cgroup (REAL_CGROUP).
+# Serves DIR/htdocs/index.html (2 KiB), /server-status (mod_status,
+# ExtendedStatus On) and /cgi/slow.cgi (DIR/htdocs/cgi, mod_cgid; sleeps
+# APACHE_SLOW_S, default 0.5 s). APACHE_PID = the parent's pid.
+# Registers its stop.
+apache_start() {
+	d=$1 p=$2
+	mkdir -p "$d/htdocs/cgi" "$d/logs" || return 1
+	head -c 2048 /dev/zero | tr '\0' x >"$d/htdocs/index.html"
+	printf '#!/bin/sh\nsleep %s\nprintf "Content-Type: text/plain\\r\\n\\r\\nslow\\n"\n' \
+		"${APACHE_SLOW_S:-0.5}" >"$d/htdocs/cgi/slow.cgi"
+	chmod 0755 "$d/htdocs/cgi/slow.cgi"
+	chown -R www-data: "$d/logs"
+	w=$((APACHE_THREADS * APACHE_SERVERS))
+	cat >"$d/httpd.conf" <<CONF
+ServerRoot "$d"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$p
+PidFile "$d/httpd.pid"
+ErrorLog "$d/logs/error.log"
+LogLevel warn
+User www-data
+Group www-data
+LoadModule mpm_event_module $APACHE_MODS/mod_mpm_event.so
+LoadModule authz_core_module $APACHE_MODS/mod_authz_core.so
+LoadModule status_module $APACHE_MODS/mod_status.so
+LoadModule cgid_module $APACHE_MODS/mod_cgid.so
+ScriptSock "$d/logs/cgisock"
+StartServers $APACHE_SERVERS
+ServerLimit $APACHE_SERVERS
+ThreadsPerChild $APACHE_THREADS
+ThreadLimit $APACHE_THREADS
+MaxRequestWorkers $w
+MinSpareThreads 1
+MaxSpareThreads $w
+MaxConnectionsPerChild 0
+KeepAlive Off
+ExtendedStatus On
+DocumentRoot "$d/htdocs"
+<Directory />
+	Require all granted
+</Directory>
+<Location /server-status>
+	SetHandler server-status
+</Location>
+<Directory "$d/htdocs/cgi">
+	Options +ExecCGI
+	SetHandler cgi-script
+</Directory>
+CONF
+	real_cgroup || return 1
+	# shellcheck disable=SC2016
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$REAL_CGROUP" \
+		"$APACHE_BIN" -f "$d/httpd.conf" -DFOREGROUND >"$d/logs/stdout" 2>&1 &
+	APACHE_PID=$!
+	real_on_exit "kill -TERM $APACHE_PID; i=0; while kill -0 $APACHE_PID && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done; kill -9 $APACHE_PID; for q in \$(cat '$REAL_CGROUP/cgroup.procs'); do kill -9 \$q; done"
+	i=0
+	while [ $i -lt 150 ]; do
+		[ "$(apache_status "$p" | sed -n 's/^IdleWorkers: //p')" = $((w - 1)) ] && return 0
+		kill -0 $APACHE_PID 2>/dev/null || break
+		sleep 0.2; i=$((i + 1))
+	done
+	cat "$d/logs/stdout" >&2; tail -20 "$d/logs/error.log" >&2
+	return 1
+}
+
+# apache_status PORT: mod_status's machine-readable page (?auto)
+apache_status() {
+	python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/server-status?auto" % sys.argv[1], timeout=30).read().decode(), end="")' "$1" 2>/dev/null
+}
+

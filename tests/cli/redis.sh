@@ -10,7 +10,9 @@
 # (the distribution's own redis-server service is not counted), and
 # probity's counts must EQUAL Redis's own INFO counters read in the same
 # run (the mapping: bench/real/redis_compare.py, docs/servers.md).
-# Then the healthy report: no finding above severity 20.
+# Then the healthy report: no finding above severity 20, and a planted
+# pathology (BLPOP consumers piling up on a key nobody pushes to) whose
+# report ranks redis.blocked #1.
 set -u
 . tests/cli/lib.sh
 . bench/real/lib.sh
@@ -55,6 +57,69 @@ top = '; '.join('%s %s sev %.1f' % (f['kind'], f['resource'], f['severity']) for
 print('%s healthy: %d findings, none above %g%s (%s)' % ('FAIL' if over else 'ok  ', len(r['findings']), mx,
       (': ' + str(over)) if over else '', top))
 sys.exit(1 if over else 0)
+PY
+# planted: consumers pile up in BLPOP on a queue key whose producer holds
+# off. REDIS_PILE connections are opened before the recording (so the
+# pile is not confused with new connections), then send BLPOP one by one
+# over ~2 s while recorded and are still blocked when the recording ends
+# (the server's own confirmation: INFO blocked_clients = REDIS_PILE); then
+# one LPUSH serves them all. The report's #1 finding must be about
+# redis.blocked (blocked clients that only grow), above severity 20.
+REDIS_PILE=32
+phase "planted: $REDIS_PILE BLPOP clients on a key nobody pushes to"
+python3 -c 'import os, socket, sys, time
+port, n, d = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+open(d + "/pile.connected", "w").close()
+while not os.path.exists(d + "/pile.go"):
+    time.sleep(0.05)
+for s in socks:
+    s.sendall(b"*3\r\n$5\r\nBLPOP\r\n$15\r\nprobity:starved\r\n$2\r\n30\r\n")
+    time.sleep(0.06)
+got = sum(1 for s in socks if s.recv(256).startswith(b"*2"))
+print("served %d" % got)' "$PORT" $REDIS_PILE "$W" >"$W/pile.out" 2>&1 &
+PILE=$!
+real_on_exit "kill $PILE"
+i=0
+while [ ! -e "$W/pile.connected" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+"$P" -j record -o "$W/p.trace" -m "$M/clients.yaml" --cgroup "$REAL_CGROUP" --events \
+	>"$W/prec" 2>"$W/prerr" &
+PREC=$!
+real_on_exit "kill -INT $PREC"
+i=0
+while [ ! -s "$W/p.trace" ]; do
+	kill -0 $PREC 2>/dev/null || { echo "FAIL: record planted: $(tail -3 "$W/prerr")"; exit 1; }
+	[ $i -lt 600 ] || { echo "FAIL: record planted did not attach in 60 s"; exit 1; }
+	sleep 0.1; i=$((i + 1))
+done
+touch "$W/pile.go"
+i=0
+while [ $i -lt 200 ] && [ "$(redis-cli -h 127.0.0.1 -p "$PORT" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" != $REDIS_PILE ]; do
+	sleep 0.1; i=$((i + 1))
+done
+BLOCKED=$(redis-cli -h 127.0.0.1 -p "$PORT" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')
+echo "INFO blocked_clients: ${BLOCKED:-?} (of $REDIS_PILE)"
+[ "${BLOCKED:-0}" = $REDIS_PILE ] || err "blocked_clients ${BLOCKED:-?}, not $REDIS_PILE: nothing planted"
+sleep 0.5
+kill -INT $PREC; wait $PREC || err "record planted failed: $(tail -3 "$W/prerr")"
+i=0 v=""
+while [ $i -lt $REDIS_PILE ]; do v="$v x$i"; i=$((i + 1)); done
+# shellcheck disable=SC2086
+redis-cli -h 127.0.0.1 -p "$PORT" LPUSH probity:starved $v >/dev/null
+wait $PILE || err "BLPOP clients: $(cat "$W/pile.out")"
+echo "BLPOP clients: $(cat "$W/pile.out")"
+"$P" -j report "$W/p.trace" >"$W/p.json" 2>"$W/p.err" || err "report planted: $(cat "$W/p.err")"
+python3 - "$W/p.json" "$HEALTHY_MAX" <<'PY' || fail=1
+import json, sys
+r, mx = json.load(open(sys.argv[1])), float(sys.argv[2])
+f = r['findings']
+if not f:
+    print('FAIL planted: no finding'); sys.exit(1)
+for x in f[:3]:
+    print('  finding: %s %s severity %.1f: %s' % (x['kind'], x['resource'], x['severity'], x.get('summary', '')))
+ok = f[0]['resource'] == 'redis.blocked' and f[0]['severity'] > mx
+print('%s planted: #1 is about redis.blocked, above severity %g' % ('ok  ' if ok else 'FAIL', mx))
+sys.exit(0 if ok else 1)
 PY
 phase "done"
 exit $fail
