@@ -56,18 +56,32 @@ grep -q "records were dropped" "$T/d2.err" || err "drops not warned about on std
 grep -aq "lost evidence" "$T/d2.trace" || err "drops not noted in the trace file"
 
 # 3. -d stops a target that would run on; the target gets SIGTERM
-"$P" -j record -m "$DEMO_M" -o "$T/t.trace" -d 0.7 -- "$DEMO" --duration 0 -q \
+# (3 s: under load the demo's start-up alone took 0.6 s of a 0.7 s run)
+"$P" -j record -m "$DEMO_M" -o "$T/t.trace" -d 3 -- "$DEMO" --duration 0 -q \
 	>"$T/t.json" 2>"$T/terr"; rc=$?
 [ $rc -eq 0 ] || err "record -d exited $rc: $(cat "$T/terr")"
 json "$T/t.json" "assert d['stopped_by'] == 'duration', d; assert d['events'] > 0, d; assert d['snapshots'] >= 2, d" ||
 	err "-d summary: $(cat "$T/t.json")"
 
 # 4. --pid: attach to a running demo; stops when it exits
-"$DEMO" --clients 1 --duration 1.5 -q >/dev/null 2>&1 &
+# The demo runs until it is told to stop, once the recording has counted
+# events (a fixed run time lost the race with a slow attach under load).
+"$DEMO" --clients 1 --duration 0 -q >/dev/null 2>&1 &
 dpid=$!
-sleep 0.3
-"$P" -j record -m "$DEMO_M" -o "$T/p.trace" --pid $dpid >"$T/p.json" 2>"$T/perr"; rc=$?
+"$P" -j record -m "$DEMO_M" -o "$T/p.trace" --pid $dpid >"$T/p.json" 2>"$T/perr" &
+rpid=$!
+i=0
+until "$P" -j health "$T/p.trace" 2>/dev/null | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if sum(x.get('events', 0) for x in d.get('descriptors', [])) > 0 else 1)" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 600 ] && kill -0 $rpid 2>/dev/null || break
+	sleep 0.1
+done
+kill -TERM $dpid 2>/dev/null
 wait $dpid
+wait $rpid; rc=$?
 [ $rc -eq 0 ] || err "record --pid exited $rc: $(cat "$T/perr")"
 json "$T/p.json" "assert d['stopped_by'] == 'target exited', d; assert d['events'] > 0, d" ||
 	err "--pid summary: $(cat "$T/p.json")"
