@@ -122,6 +122,13 @@ for t in "$T"/traces/demo/*.trace "$T"/traces/demo2/*.trace; do
 	"$P" script "$t" | grep -Eq "^process pid=$a2 tid=$a2 .* events=[1-9]" && found=1
 done
 [ $found -eq 1 ] || err "the restarted target (pid $a2) has no events in a kept trace"
+# both demos are still followed at the end: events in the newest trace
+last=$(ls "$T"/traces/demo/*.trace | sort | tail -1)
+"$P" script "$last" >"$T/last.txt" 2>&1 || err "script $last failed"
+for p in $b $a2; do
+	grep -Eq "^process pid=$p tid=$p .* events=[1-9]" "$T/last.txt" ||
+		err "demo pid $p has no events in the last window $last: $(grep '^process' "$T/last.txt")"
+done
 
 promtool check metrics <"$T/metrics/probity.prom" >"$T/prom.out" 2>&1 ||
 	err "promtool check metrics: $(cat "$T/prom.out")"
