@@ -271,6 +271,8 @@ static void upgraded(struct agent *a, struct agent_manifest *am, pid_t pid, cons
 	const struct pb_target *t = &am->m->targets[am->target_idx];
 
 	hex(b->id, b->len, nb);
+	if (!nb[0])	/* a file without a build-id: "none", still a new build */
+		snprintf(nb, sizeof(nb), "none");
 	hex(t->build_id, (int)t->build_id_len, ob);
 	if (strcmp(nb, am->new_build_id)) {
 		snprintf(am->new_build_id, sizeof(am->new_build_id), "%s", nb);
@@ -278,7 +280,7 @@ static void upgraded(struct agent *a, struct agent_manifest *am, pid_t pid, cons
 		am->c.rebinds += a->o.rebind;
 		snprintf(am->error, sizeof(am->error),
 			 "%s was replaced: build-id %s, manifest expects %s: %s", path,
-			 nb[0] ? nb : "(none)", ob,
+			 nb, ob,
 			 a->o.rebind ? "rebound by symbol name, descriptors degraded"
 				     : "refused (agent --rebind records it degraded)");
 		pr_warn("agent: %s: %s\n", am->stem, am->error);

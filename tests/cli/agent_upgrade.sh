@@ -13,7 +13,7 @@
 #      start degraded, and one is validated only by a logged promotion on
 #      the evidence recorded since the re-bind (the confidence controller)
 #   3. the agent starts after the upgrade, the manifest naming the path:
-#      refused the same way
+#      refused the same way, also a build without any build-id ("none")
 # Every run's metrics pass `promtool check metrics`.
 set -u
 . tests/cli/lib.sh
@@ -145,24 +145,30 @@ last=$(ls "$R"/traces/demo/*.trace | sort | tail -1)
 "$P" report "$last" >"$R/rep.txt" 2>"$R/rep.err" || err "rebind: report $last: $(cat "$R/rep.err")"
 
 # 3. the agent starts after the upgrade: the manifest names the path
-#    (as the shipped ones do: /usr/sbin/mariadbd), the new build runs there
-R="$T/late"
-mkdir -p "$R/m" "$R/bin"
-sed "s|^\( *binary:\).*|\1 $R/bin/probity-demo|" "$DEMO_M" >"$R/m/demo.yaml"
-grep -q "binary: $R/bin/probity-demo" "$R/m/demo.yaml" || err "late: sed did not set the binary path"
-cp "$T/demo-new" "$R/bin/probity-demo"
-"$R/bin/probity-demo" --clients 1 --duration 0 -q >/dev/null 2>&1 &
-new=$!
-pids="$pids $new"
-"$P" -j agent -m "$R/m" --trace-dir "$R/traces" --state-file "$R/state.json" \
-	--metrics-dir "$R" --rotate 60s --duty always >"$R/out.json" 2>"$R/err" &
-ag=$!
-pids="$pids $ag"
-wait_state "$R/state.json" refused || err "late: state $(mstate "$R/state.json" demo state), not refused"
-stop
-py "$R/out.json" "
+#    (as the shipped ones do: /usr/sbin/mariadbd), the new build runs there;
+#    a build without any build-id is another build too
+late() {
+	R="$T/late-$2"
+	mkdir -p "$R/m" "$R/bin"
+	sed "s|^\( *binary:\).*|\1 $R/bin/probity-demo|" "$DEMO_M" >"$R/m/demo.yaml"
+	grep -q "binary: $R/bin/probity-demo" "$R/m/demo.yaml" || err "late: sed did not set the binary path"
+	cp "$1" "$R/bin/probity-demo"
+	"$R/bin/probity-demo" --clients 1 --duration 0 -q >/dev/null 2>&1 &
+	new=$!
+	pids="$pids $new"
+	"$P" -j agent -m "$R/m" --trace-dir "$R/traces" --state-file "$R/state.json" \
+		--metrics-dir "$R" --rotate 60s --duty always >"$R/out.json" 2>"$R/err" &
+	ag=$!
+	pids="$pids $ag"
+	wait_state "$R/state.json" refused || err "late $2: state $(mstate "$R/state.json" demo state), not refused"
+	stop
+	py "$R/out.json" "
 m = d['manifests'][0]
-assert m['state'] == 'refused' and m['new_build_id'] == '$NEW', m
+assert m['state'] == 'refused' and m['new_build_id'] == '$2', m
 assert m['counts']['refusals'] == 1 and m['counts']['windows'] == 0, m
-" || err "late: state: $(cat "$R/out.json")"
+" || err "late $2: state: $(cat "$R/out.json")"
+}
+late "$T/demo-new" "$NEW"
+objcopy --remove-section .note.gnu.build-id "$DEMO" "$T/demo-noid" || err "objcopy --remove-section"
+late "$T/demo-noid" none
 exit $fail
