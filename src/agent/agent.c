@@ -6,6 +6,7 @@
  * process watcher -> manifests -> /proc scan -> READY=1 -> loop { events,
  * reload, per-manifest tick, state, watchdog } -> STOPPING=1 -> last
  * windows ended and digested -> state and metrics written. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,11 +20,13 @@
 #include "agent/procwatch.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "metrics/metrics.h"
 #include "record/recorder.h"
 
 #define RETRY_NS	(5ull * 1000000000ull)	/* after a failed window */
 #define MIN_WINDOW_NS	(1000000000ull)		/* shorter rests are skipped */
 #define STATE_EVERY_NS	(10ull * 1000000000ull)
+#define CHILDREN_EVERY_NS	(1000000000ull)	/* look for forked targets */
 
 struct agent *agent__new(const struct agent_opts *opts)
 {
@@ -133,6 +136,7 @@ static int start_window(struct agent *a, struct agent_manifest *am, uint64_t len
 	ro.duration_ns = len_ns;
 	ro.interval_ns = a->o.interval_ns;
 	ro.rebind = am->rebind;
+	ro.follow_forks = true;	/* a target's forked workers: this window too */
 	ro.message = rec_message;
 	ro.ctx = am;
 	s->rec = recorder__new(&ro);
@@ -206,7 +210,7 @@ static void end_window(struct agent *a, struct agent_manifest *am)
 		am->c.ringbuf_drops += res->engine.ringbuf_drops;
 		if (am->state != AGENT_M_REFUSED)
 			am->state = AGENT_M_IDLE;
-		if (!am->new_build_id[0] || am->rebind)
+		if (!am->new_build_id[0])	/* a new build's note stays */
 			am->error[0] = 0;
 	}
 	recorder__free(s->rec);
@@ -246,8 +250,13 @@ static bool duty_on(const struct agent *a, uint64_t now, uint64_t *left)
 static void tick(struct agent *a, struct agent_manifest *am, uint64_t now, bool on, uint64_t left)
 {
 	struct agent_slot *s = &am->slot;
+	enum agent_mstate rest;
 	struct stat st;
 
+	if (am->m && am->n_pids && now - am->children_ns >= CHILDREN_EVERY_NS) {
+		agent_catalog_children(a, am);
+		am->children_ns = now;
+	}
 	if (s->running) {
 		if (!atomic_load(&s->done)) {
 			if (am->new_target && on)	/* re-attach: rotate now */
@@ -262,9 +271,11 @@ static void tick(struct agent *a, struct agent_manifest *am, uint64_t now, bool 
 	if (!am->m || am->state == AGENT_M_INVALID || now < am->retry_ns)
 		return;
 	agent_catalog_prune_pids(am);
-	if (!on || !am->n_pids) {
-		if (am->state == AGENT_M_RECORDING || am->state == AGENT_M_DEGRADED) {
-			am->state = AGENT_M_IDLE;
+	if (!on || !am->n_pids) {	/* at rest; refused while a new build is refused */
+		rest = am->new_build_id[0] && !am->rebind ? AGENT_M_REFUSED : AGENT_M_IDLE;
+		if (am->state != rest && (rest == AGENT_M_REFUSED || am->state == AGENT_M_RECORDING ||
+					  am->state == AGENT_M_DEGRADED)) {
+			am->state = rest;
 			a->state_dirty = true;
 		}
 		return;
@@ -294,8 +305,8 @@ static void do_reload(struct agent *a)
 	agent_catalog_scan(a);
 	a->reloads++;
 	a->state_dirty = true;
-	agent_notify(a, "READY=1\nSTATUS=%zu manifests, reloaded %llu times", a->n_ms,
-		     (unsigned long long)a->reloads);
+	agent_notify(a, "READY=1");
+	a->status[0] = 0;	/* say it again */
 }
 
 static void housekeeping(struct agent *a, uint64_t now)
@@ -312,12 +323,37 @@ static void housekeeping(struct agent *a, uint64_t now)
 	    now - a->last_state_ns >= STATE_EVERY_NS) {
 		agent_write_state(a);
 		agent_write_metrics(a);
+		agent_notify_status(a);
 		a->last_state_ns = now;
 	}
 	if (a->watchdog_usec && now - a->last_watchdog_ns >= a->watchdog_usec * 1000 / 2) {
 		agent_notify(a, "WATCHDOG=1");
 		a->last_watchdog_ns = now;
 	}
+}
+
+/* opts.listen: GET /metrics serves what the textfile holds */
+static int start_http(struct agent *a)
+{
+	struct sockaddr_in sin;
+	char host[INET_ADDRSTRLEN];
+	int err;
+
+	if (!a->o.listen)
+		return 0;
+	a->http = metrics_server__new(a->o.listen);
+	if (!a->http) {
+		err = errno ? -errno : -EADDRINUSE;
+		pr_err("agent: cannot serve metrics on %s: %s\n", a->o.listen, strerror(-err));
+		return err;
+	}
+	if (metrics__parse_listen(a->o.listen, &sin) ||
+	    !inet_ntop(AF_INET, &sin.sin_addr, host, sizeof(host)))
+		snprintf(host, sizeof(host), "?");
+	snprintf(a->listen_addr, sizeof(a->listen_addr), "%s:%u", host,
+		 (unsigned)metrics_server__port(a->http));
+	pr_info("agent: metrics at http://%s/metrics\n", a->listen_addr);
+	return 0;
 }
 
 static int agent_start(struct agent *a)
@@ -334,13 +370,16 @@ static int agent_start(struct agent *a)
 		return err;
 	}
 	err = agent_catalog_load(a, stop_window);
+	if (!err)
+		err = start_http(a);
 	if (err)
 		return err;
 	agent_catalog_scan(a);
 	agent_write_state(a);
 	agent_write_metrics(a);
 	a->last_state_ns = pb_mono_ns();
-	agent_notify(a, "READY=1\nSTATUS=%zu manifests in %s", a->n_ms, a->o.manifest_dir);
+	agent_notify(a, "READY=1");
+	agent_notify_status(a);
 	return 0;
 }
 
@@ -388,5 +427,6 @@ void agent__free(struct agent *a)
 	}
 	free(a->ms);
 	procwatch__free(a->pw);
+	metrics_server__free(a->http);
 	free(a);
 }

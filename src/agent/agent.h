@@ -18,7 +18,9 @@
  * never exits and installs no signal handler: the caller turns SIGTERM
  * into agent__stop() and SIGHUP into agent__reload(), both
  * async-signal-safe. With NOTIFY_SOCKET set it speaks systemd's
- * sd_notify protocol (READY=1, WATCHDOG=1, RELOADING=1, STOPPING=1).
+ * sd_notify protocol (READY=1, WATCHDOG=1, RELOADING=1, STOPPING=1, and
+ * STATUS= lines saying what it records and what it lost). With
+ * opts.listen the metrics are also served over HTTP (metrics_server).
  *
  *	a = agent__new(&opts);
  *	err = agent__run(a);		// blocks until agent__stop()
@@ -45,6 +47,8 @@ struct agent_opts {
 	const char *trace_dir;		/* traces in DIR/MANIFEST-NAME/ */
 	const char *state_file;		/* JSON state, replaced atomically */
 	const char *metrics_dir;	/* AGENT_METRICS_NAME written here; NULL none */
+	const char *listen;		/* "IPV4:PORT": serve the same bytes at GET
+					 * /metrics (PORT 0: any free one); NULL none */
 	uint64_t rotate_ns;		/* longest window (one trace file) */
 	uint32_t keep;			/* traces kept per manifest (>= 1) */
 	uint64_t max_trace_bytes;	/* rotate a trace early at this size; 0 none */
@@ -61,7 +65,8 @@ struct agent_opts {
 struct agent *agent__new(const struct agent_opts *opts);
 /* Watch, record and rotate until agent__stop() or opts.duration_ns.
  * 0 when it ran and stopped cleanly; -errno when it could not start
- * (the process watcher could not load: EPERM without privileges).
+ * (the process watcher could not load: EPERM without privileges;
+ * opts.listen cannot be bound: EADDRINUSE, EADDRNOTAVAIL, EINVAL).
  * Failures after the start (a corrupt manifest, a window that cannot
  * be written) are logged, counted in the state and keep it running. */
 int agent__run(struct agent *a);

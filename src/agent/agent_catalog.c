@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,13 +271,16 @@ static void upgraded(struct agent *a, struct agent_manifest *am, pid_t pid, cons
 	const struct pb_target *t = &am->m->targets[am->target_idx];
 
 	hex(b->id, b->len, nb);
+	if (!nb[0])	/* a file without a build-id: "none", still a new build */
+		snprintf(nb, sizeof(nb), "none");
 	hex(t->build_id, (int)t->build_id_len, ob);
 	if (strcmp(nb, am->new_build_id)) {
 		snprintf(am->new_build_id, sizeof(am->new_build_id), "%s", nb);
 		am->c.refusals += !a->o.rebind;
+		am->c.rebinds += a->o.rebind;
 		snprintf(am->error, sizeof(am->error),
 			 "%s was replaced: build-id %s, manifest expects %s: %s", path,
-			 nb[0] ? nb : "(none)", ob,
+			 nb, ob,
 			 a->o.rebind ? "rebound by symbol name, descriptors degraded"
 				     : "refused (agent --rebind records it degraded)");
 		pr_warn("agent: %s: %s\n", am->stem, am->error);
@@ -316,7 +320,9 @@ void agent_catalog_exec(struct agent *a, pid_t pid)
 	bool deleted = false, matched = false;
 	size_t i;
 
-	if (pid == getpid() || !(b = exe_build_id(a, pid)) || !b->len)
+	/* no build-id: matches no manifest, but at a manifest's binary path
+	 * it is still another build */
+	if (pid == getpid() || !(b = exe_build_id(a, pid)))
 		return;
 	if (!exe_path(pid, path, sizeof(path), &deleted))
 		return;
@@ -349,6 +355,64 @@ void agent_catalog_exec(struct agent *a, pid_t pid)
 		if ((am->bin_path[0] && !strcmp(am->bin_path, path)) || (bin && !strcmp(bin, path)))
 			upgraded(a, am, pid, path, b);
 	}
+}
+
+/* The children of every thread of pid running the same build (forked
+ * workers: no exec, so no procwatch event) become targets of am. The
+ * window running follows them already (the engine's fork tracking);
+ * listing them keeps them recorded in the next windows, after pid exits. */
+static void scan_children(struct agent *a, struct agent_manifest *am, pid_t pid)
+{
+	char path[96], buf[4096], *s, *save;
+	const struct agent_bid *b = exe_build_id(a, pid);
+	uint8_t id[PB_BUILD_ID_MAX];
+	int len, fd;
+	struct dirent *de;
+	ssize_t n;
+	DIR *d;
+
+	if (!b || !b->len)
+		return;
+	len = b->len;
+	memcpy(id, b->id, (size_t)len);	/* the cache slot may be reused below */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		for (s = strtok_r(buf, " \n", &save); s; s = strtok_r(NULL, " \n", &save)) {
+			pid_t c = (pid_t)atoi(s);
+			size_t k;
+
+			b = exe_build_id(a, c);
+			if (!b || b->len != len || memcmp(b->id, id, (size_t)len))
+				continue;	/* exec'd another program */
+			for (k = 0; k < am->n_pids && am->pids[k] != c; k++)
+				;
+			if (k < am->n_pids || PB_ARRAY_RESERVE_ONE(am->pids, am->n_pids, am->pids_cap))
+				continue;
+			am->pids[am->n_pids++] = c;
+			am->c.forked++;
+			a->state_dirty = true;
+			pr_debug("agent: %s: pid %d forked by %d is a target\n", am->stem, (int)c, (int)pid);
+		}
+	}
+	closedir(d);
+}
+
+void agent_catalog_children(struct agent *a, struct agent_manifest *am)
+{
+	for (size_t i = 0; i < am->n_pids; i++)	/* n_pids grows: grandchildren too */
+		scan_children(a, am, am->pids[i]);
 }
 
 void agent_catalog_exit(struct agent *a, pid_t pid)

@@ -17,6 +17,8 @@
 #include "contract/manifest.h"
 #include "engine/events.h"
 
+struct metrics_server;
+
 #define AGENT_POLL_MS		200
 #define AGENT_BID_CACHE		256
 
@@ -53,6 +55,8 @@ struct agent_counts {
 	uint64_t records, bytes, events;
 	uint64_t ringbuf_drops, write_errors, unknown_instances;
 	uint64_t traces_pruned;
+	uint64_t forked;	/* forked children of targets made targets */
+	uint64_t rebinds;	/* new builds recorded rebound (opts.rebind) */
 };
 
 struct agent_manifest {
@@ -74,6 +78,7 @@ struct agent_manifest {
 	bool seen;		/* reload: still in the directory */
 	bool new_target;	/* a target appeared: re-attach (rotate now) */
 	uint64_t retry_ns;	/* after a failed window, not before this */
+	uint64_t children_ns;	/* forked children last looked for */
 	struct agent_slot slot;
 	char last_trace[PATH_MAX];
 	char *metrics;		/* the last window's metrics, labelled */
@@ -106,6 +111,9 @@ struct agent {
 	bool notify;		/* NOTIFY_SOCKET is set */
 	uint64_t state_write_errors, metrics_write_errors;
 	uint64_t proc_denied;	/* /proc/PID/exe unreadable (EACCES): unseen */
+	struct metrics_server *http;	/* opts.listen, or NULL */
+	char listen_addr[64];	/* what it is bound to: "127.0.0.1:9464" */
+	char status[256];	/* the last STATUS= sent */
 };
 
 /* agent_catalog.c */
@@ -119,6 +127,9 @@ int agent_catalog_load(struct agent *a, void (*stop_fn)(struct agent *, struct a
  * build-id against every manifest target; note an upgrade (same path,
  * another build-id). */
 void agent_catalog_exec(struct agent *a, pid_t pid);
+/* Forked children of am's targets running the same build become targets
+ * (no new window: the running one follows forks). */
+void agent_catalog_children(struct agent *a, struct agent_manifest *am);
 /* A process exited: forget it. */
 void agent_catalog_exit(struct agent *a, pid_t pid);
 /* Walk /proc and match every process (start, reload, lost events). */
@@ -139,6 +150,8 @@ int agent_write_metrics(struct agent *a);
 void agent_window_digest(struct agent *a, struct agent_manifest *am);
 /* Delete the oldest traces of am beyond opts.keep. */
 void agent_prune_traces(struct agent *a, struct agent_manifest *am);
+/* STATUS= (what it records, windows, losses) when it changed */
+void agent_notify_status(struct agent *a);
 /* sd_notify when NOTIFY_SOCKET is set: "READY=1", "WATCHDOG=1", ... */
 void agent_notify(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -4,6 +4,7 @@
  * windows merged (one HELP/TYPE, the samples of every manifest, told
  * apart by their manifest label), written atomically. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,18 @@ static const char *lbl(const char *s, char *buf)
 	if (!metrics__escape_label(s, buf, LBL))
 		snprintf(buf, LBL, "?");
 	return buf;
+}
+
+/* a counter family with one sample per manifest: agent_counts at off */
+static void per_manifest(const struct agent *a, FILE *out, const char *name, const char *help,
+			 size_t off)
+{
+	char l[LBL];
+
+	family(out, name, "counter", help);
+	for (size_t i = 0; i < a->n_ms; i++)
+		fprintf(out, "%s{manifest=\"%s\"} %llu\n", name, lbl(a->ms[i]->stem, l),
+			(unsigned long long)*(const uint64_t *)((const char *)&a->ms[i]->c + off));
 }
 
 static void render_own(const struct agent *a, FILE *out)
@@ -65,11 +78,15 @@ static void render_own(const struct agent *a, FILE *out)
 			l, (unsigned long long)c->ringbuf_drops, l, (unsigned long long)c->write_errors,
 			l, (unsigned long long)c->unknown_instances);
 	}
-	family(out, "probity_agent_refusals_total", "counter",
-	       "Builds of a manifest's binary refused (build-id mismatch).");
-	for (i = 0; i < a->n_ms; i++)
-		fprintf(out, "probity_agent_refusals_total{manifest=\"%s\"} %llu\n",
-			lbl(a->ms[i]->stem, l), (unsigned long long)a->ms[i]->c.refusals);
+	per_manifest(a, out, "probity_agent_refusals_total",
+		     "New builds of a manifest's binary refused (build-id mismatch).",
+		     offsetof(struct agent_counts, refusals));
+	per_manifest(a, out, "probity_agent_rebinds_total",
+		     "New builds of a manifest's binary recorded rebound, degraded (--rebind).",
+		     offsetof(struct agent_counts, rebinds));
+	per_manifest(a, out, "probity_agent_forked_targets_total",
+		     "Forked children of targets (same build) made targets.",
+		     offsetof(struct agent_counts, forked));
 	family(out, "probity_agent_process_events_lost_total", "counter",
 	       "Process exec/exit events lost (ring buffer full; /proc rescanned).");
 	fprintf(out, "probity_agent_process_events_lost_total %llu\n",
@@ -162,7 +179,7 @@ int agent_write_metrics(struct agent *a)
 	FILE *out;
 	int err;
 
-	if (!a->o.metrics_dir)
+	if (!a->o.metrics_dir && !a->http)
 		return 0;
 	out = open_memstream(&buf, &len);
 	if (!out)
@@ -173,10 +190,13 @@ int agent_write_metrics(struct agent *a)
 		free(buf);
 		return -ENOMEM;
 	}
-	err = metrics__write_textfile(a->o.metrics_dir, AGENT_METRICS_NAME, buf, len);
+	err = a->http ? metrics_server__set(a->http, buf, len) : 0;
+	if (!err && a->o.metrics_dir)
+		err = metrics__write_textfile(a->o.metrics_dir, AGENT_METRICS_NAME, buf, len);
 	if (err && !a->metrics_write_errors++)
-		pr_warn("agent: cannot write %s/%s: %s (counted; retried)\n", a->o.metrics_dir,
-			AGENT_METRICS_NAME, strerror(-err));
+		pr_warn("agent: cannot publish the metrics (%s/%s, %s): %s (counted; retried)\n",
+			a->o.metrics_dir ? a->o.metrics_dir : "-", AGENT_METRICS_NAME,
+			a->listen_addr[0] ? a->listen_addr : "no --listen", strerror(-err));
 	free(buf);
 	return err;
 }

@@ -46,6 +46,39 @@ void agent_notify(struct agent *a, const char *fmt, ...)
 		pr_warn("agent: sd_notify(\"%s\"): %s\n", msg, strerror(-err));
 }
 
+/* "2/3 manifests recording (1 degraded, 1 refused), 4 targets, 12 windows
+ * (1 failed); lost: 0 ringbuf drops, 0 write errors, 3 instances unknown" */
+void agent_notify_status(struct agent *a)
+{
+	size_t i, st[AGENT_M_FAILED + 1] = { 0 }, targets = 0;
+	uint64_t failed = 0, drops = 0, werr = 0, unknown = 0;
+	char msg[sizeof(a->status)];
+
+	if (!a->notify)
+		return;
+	for (i = 0; i < a->n_ms; i++) {
+		const struct agent_manifest *am = a->ms[i];
+
+		st[am->state]++;
+		targets += am->n_pids;
+		failed += am->c.windows_failed;
+		drops += am->c.ringbuf_drops;
+		werr += am->c.write_errors;
+		unknown += am->c.unknown_instances;
+	}
+	snprintf(msg, sizeof(msg), "%zu/%zu manifests recording (%zu degraded, %zu refused, "
+		 "%zu invalid), %zu targets, %llu windows (%llu failed); lost: %llu ringbuf "
+		 "drops, %llu write errors, %llu instances unknown",
+		 st[AGENT_M_RECORDING] + st[AGENT_M_DEGRADED], a->n_ms, st[AGENT_M_DEGRADED],
+		 st[AGENT_M_REFUSED], st[AGENT_M_INVALID], targets, (unsigned long long)a->windows,
+		 (unsigned long long)failed, (unsigned long long)drops, (unsigned long long)werr,
+		 (unsigned long long)unknown);
+	if (!strcmp(msg, a->status))
+		return;
+	snprintf(a->status, sizeof(a->status), "%s", msg);
+	agent_notify(a, "STATUS=%s", msg);
+}
+
 /* Add manifest="STEM" to every sample line of text; a malloc'ed copy. */
 static char *label_text(const char *text, const char *stem)
 {
@@ -186,7 +219,7 @@ static json_t *manifest_json(const struct agent_manifest *am)
 	for (size_t i = 0; pids && i < am->n_pids; i++)
 		json_array_append_new(pids, json_integer(am->pids[i]));
 	return json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:s?, s:o, s:s?, s:s?, s:s?,"
-			 " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+			 " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
 			 " s:{s:I, s:I, s:I, s:I}}",
 			 "file", am->path, "stem", am->stem, "name", am->m ? am->m->name : NULL,
 			 "state", agent_mstate_str(am->state), "error", am->error[0] ? am->error : NULL,
@@ -198,6 +231,7 @@ static json_t *manifest_json(const struct agent_manifest *am)
 			 (json_int_t)c->windows_failed, "refusals", (json_int_t)c->refusals,
 			 "records", (json_int_t)c->records, "bytes", (json_int_t)c->bytes,
 			 "events", (json_int_t)c->events, "traces_pruned", (json_int_t)c->traces_pruned,
+			 "rebinds", (json_int_t)c->rebinds, "forked", (json_int_t)c->forked,
 			 "losses", "ringbuf_drops", (json_int_t)c->ringbuf_drops, "trace_write_errors",
 			 (json_int_t)c->write_errors, "instances_unknown", (json_int_t)c->unknown_instances,
 			 "windows_failed", (json_int_t)c->windows_failed);
@@ -209,11 +243,12 @@ json_t *agent__state_json(const struct agent *a)
 
 	for (size_t i = 0; ms && i < a->n_ms; i++)
 		json_array_append_new(ms, manifest_json(a->ms[i]));
-	j = json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:{s:I, s:I, s:I, s:I, s:i, s:b},"
+	j = json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:s?, s:{s:I, s:I, s:I, s:I, s:i, s:b},"
 		      " s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:o}",
 		      "format", "probity-agent-state", "version", 1, "pid", (int)getpid(),
 		      "started_unix_ns", (json_int_t)a->start_real_ns,
 		      "manifest_dir", a->o.manifest_dir, "trace_dir", a->o.trace_dir,
+		      "listen", a->listen_addr[0] ? a->listen_addr : NULL,
 		      "policy", "rotate_ns", (json_int_t)a->o.rotate_ns, "duty_on_ns",
 		      (json_int_t)a->o.duty_on_ns, "duty_period_ns", (json_int_t)a->o.duty_period_ns,
 		      "max_trace_bytes", (json_int_t)a->o.max_trace_bytes, "keep", (int)a->o.keep,

@@ -5,12 +5,14 @@
  * reloads the manifests; the library does the rest. */
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/args.h"
 #include "agent/agent.h"
+#include "metrics/metrics.h"
 
 #define DEFAULT_STATE	AGENT_DEFAULT_STATE_DIR "/" AGENT_STATE_NAME
 
@@ -25,8 +27,9 @@ static void agent_help(FILE *out)
 		"and a Prometheus textfile up to date. A new build of a manifest's binary\n"
 		"(package upgrade) is refused, or recorded degraded with --rebind. SIGHUP\n"
 		"re-reads the manifests; SIGTERM or Ctrl-C ends the windows and stops.\n"
-		"Under systemd (NOTIFY_SOCKET) it reports READY, WATCHDOG, RELOADING and\n"
-		"STOPPING (dist/systemd/probity-agent.service; docs/agent.md).\n"
+		"Under systemd (NOTIFY_SOCKET) it reports READY, WATCHDOG, RELOADING,\n"
+		"STOPPING and a STATUS line (dist/systemd/probity-agent.service;\n"
+		"docs/agent.md).\n"
 		"\n"
 		"Options:\n"
 		"  -m, --manifest-dir DIR  manifests (*.yaml) (default " AGENT_DEFAULT_MANIFEST_DIR ")\n"
@@ -34,6 +37,8 @@ static void agent_help(FILE *out)
 		"      --state-file FILE   JSON state (default " DEFAULT_STATE ")\n"
 		"      --metrics-dir DIR   write DIR/" AGENT_METRICS_NAME " for node_exporter's textfile\n"
 		"                          collector (default " AGENT_DEFAULT_STATE_DIR "; 'none': off)\n"
+		"      --listen ADDR:PORT  also serve the metrics at http://ADDR:PORT/metrics\n"
+		"                          (e.g. 127.0.0.1:9464; PORT 0: any free port)\n"
 		"      --rotate DUR        longest trace file (window) (default 15m)\n"
 		"      --keep N            trace files kept per manifest (default 96)\n"
 		"      --max-trace-mib N   rotate a trace early at N MiB (default 256; 0: no cap)\n"
@@ -46,8 +51,9 @@ static void agent_help(FILE *out)
 		"  -d, --duration DUR      stop after DUR (default: until SIGTERM)\n"
 		"  -h, --help              show this help\n"
 		"\n"
-		"Exit status: 0 stopped cleanly; 2 usage error or unreadable manifest\n"
-		"directory; 3 the process watcher could not load (BPF, privileges).\n",
+		"Exit status: 0 stopped cleanly; 2 usage error, unreadable manifest\n"
+		"directory or --listen address not available; 3 the process watcher could\n"
+		"not load (BPF, privileges).\n",
 		bin_name);
 }
 
@@ -100,6 +106,7 @@ static int parse_duty(const char *s, struct agent_opts *o)
 
 static int parse_opt(int opt, struct agent_opts *o)
 {
+	struct sockaddr_in sin;
 	uint64_t v;
 
 	switch (opt) {
@@ -117,6 +124,13 @@ static int parse_opt(int opt, struct agent_opts *o)
 		if (cli_parse_count("--max-trace-mib", optarg, true, 1 << 20, &v))
 			return -EINVAL;
 		o->max_trace_bytes = v << 20;
+		return 0;
+	case 'L':
+		if (metrics__parse_listen(optarg, &sin)) {
+			p_err("--listen: expected IPV4:PORT (e.g. 127.0.0.1:9464), found '%s'", optarg);
+			return -EINVAL;
+		}
+		o->listen = optarg;
 		return 0;
 	case 'D': return parse_duty(optarg, o);
 	case 'B':
@@ -137,6 +151,7 @@ static int parse(int argc, char **argv, struct agent_opts *o)
 		{ "trace-dir", required_argument, NULL, 'T' },
 		{ "state-file", required_argument, NULL, 'S' },
 		{ "metrics-dir", required_argument, NULL, 'M' },
+		{ "listen", required_argument, NULL, 'L' },
 		{ "rotate", required_argument, NULL, 'R' },
 		{ "keep", required_argument, NULL, 'K' },
 		{ "max-trace-mib", required_argument, NULL, 'Z' },
@@ -196,7 +211,8 @@ int do_agent(int argc, char **argv)
 	err = agent__run(the_agent);
 	if (err) {
 		p_err("agent: cannot start: %s", strerror(-err));
-		ret = err == -ENOENT || err == -ENOTDIR || err == -EACCES ? EXIT_USAGE : EXIT_FAILURE_RT;
+		ret = err == -ENOENT || err == -ENOTDIR || err == -EACCES || err == -EADDRINUSE ||
+		      err == -EADDRNOTAVAIL || err == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_RT;
 	} else {
 		ret = EXIT_OK;
 		if (json_output)

@@ -2,9 +2,10 @@
 /* metrics.h: an analysis as Prometheus metrics (text exposition format
  * 0.0.4), the node_exporter textfile collector file, and an HTTP
  * /metrics endpoint (libmicrohttpd). `probity metrics TRACE` renders one
- * trace; the agent (issue 18 §1) will render its live analysis on every
- * snapshot, write it with metrics__write_textfile and hand the same
- * bytes to metrics_server__set. docs/metrics.md lists every series.
+ * trace; the agent (src/agent/agent_metrics.c) renders each manifest's
+ * window when it ends, writes the merged text with
+ * metrics__write_textfile and hands the same bytes to
+ * metrics_server__set (agent --listen). docs/metrics.md lists every series.
  */
 #ifndef PROBITY_METRICS_H
 #define PROBITY_METRICS_H

@@ -233,7 +233,7 @@ static int load_engine(struct recorder *r)
 	eo.n_pids = r->o.n_pids;
 	eo.all = r->o.all;
 	eo.cgroup = r->o.cgroup;
-	eo.follow_forks = r->child != 0;	/* -- CMD: its descendants too */
+	eo.follow_forks = r->child != 0 || r->o.follow_forks;	/* -- CMD: descendants too */
 	eo.max_instances = recorder_instance_entries(r->m, r->o.max_instances);
 	eo.events = r->o.events;
 	eo.ringbuf_bytes = r->o.ringbuf_bytes;
@@ -246,7 +246,7 @@ static int load_engine(struct recorder *r)
 		return err;
 	}
 	engine__memory(r->e, &r->mem);
-	if (!r->o.all && !r->o.cgroup)
+	if (!r->o.all && !r->o.cgroup && !eo.follow_forks)
 		recorder_fork_hint(r);
 	return 0;
 }

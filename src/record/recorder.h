@@ -75,6 +75,8 @@ struct recorder_opts {
 					 * target file mapped), also ones started
 					 * later; until stopped or duration */
 	const char *cgroup;		/* like all, inside this cgroup v2 directory */
+	bool follow_forks;		/* pid/pids: also the processes they fork
+					 * from now on (as -- CMD does) */
 	uint32_t max_instances;		/* instance-map entries; 0 = from the
 					 * manifest's capacities (at least 65,536) */
 	bool cmd_stdout_to_stderr;	/* the command's stdout goes to stderr */

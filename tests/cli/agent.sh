@@ -4,8 +4,10 @@
 # root and BPF: skips, or fails under CI=true, without them): one is
 # restarted (new pid) and re-attached; windows rotate every 4 s and only
 # --keep traces stay; SIGHUP with a manifest added records it too; the
-# metrics textfile passes `promtool check metrics`; sd_notify sends
-# READY=1, WATCHDOG=1, RELOADING=1 and STOPPING=1 to NOTIFY_SOCKET; every
+# metrics textfile and what curl fetches from --listen pass `promtool
+# check metrics` (a second agent on the taken port exits 2); sd_notify
+# sends READY=1, WATCHDOG=1, RELOADING=1, STOPPING=1 and STATUS= lines
+# (manifests recording, windows, losses) to NOTIFY_SOCKET; every
 # kept trace reads back with `probity report`; SIGTERM exits 0.
 set -u
 . tests/cli/lib.sh
@@ -17,6 +19,8 @@ trap 'for p in $pids; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T
 "$P" agent --budget 5% >/dev/null 2>"$T/e1"; rc=$?
 [ $rc -eq 2 ] || err "agent --budget exited $rc, expected 2"
 grep -q "governor" "$T/e1" || err "--budget does not say it needs the governor: $(cat "$T/e1")"
+"$P" agent --listen 127.0.0.1 >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || err "agent --listen without a port exited $rc, expected 2"
 "$P" agent --duty 5m/1m >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || err "agent --duty 5m/1m exited $rc, expected 2"
 "$P" agent extra >/dev/null 2>&1; rc=$?
@@ -51,7 +55,7 @@ for i in $(seq 200); do [ -S "$T/notify" ] && break; sleep 0.1; done	# python st
 
 NOTIFY_SOCKET="$T/notify" WATCHDOG_USEC=2000000 "$P" -j agent -m "$T/m" --trace-dir "$T/traces" \
 	--state-file "$T/state.json" --metrics-dir "$T/metrics" --rotate 4s --keep 3 --duty always \
-	--interval 500ms >"$T/out.json" 2>"$T/err" &
+	--interval 500ms --listen 127.0.0.1:0 >"$T/out.json" 2>"$T/err" &
 ag=$!
 pids="$pids $ag"
 for i in $(seq 50); do grep -q READY=1 "$T/notify.log" 2>/dev/null && break; sleep 0.1; done
@@ -67,7 +71,24 @@ pids="$pids $a2"
 sleep 4
 cp "$DEMO_M" "$T/m/demo2.yaml"
 kill -HUP $ag
-sleep 13
+sleep 11
+# --listen: what curl fetches passes promtool; the bound port is taken
+port=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['listen'].rsplit(':', 1)[1])" \
+	"$T/state.json" 2>/dev/null)
+[ -n "$port" ] || err "the state file has no listen address: $(head -c 300 "$T/state.json")"
+curl -sf --max-time 20 "http://127.0.0.1:$port/metrics" >"$T/http.prom" || err "curl /metrics failed"
+promtool check metrics <"$T/http.prom" >"$T/hprom.out" 2>&1 ||
+	err "promtool check metrics (HTTP): $(cat "$T/hprom.out")"
+grep -Eq '^probity_agent_windows_total\{manifest="demo",result="ok"\} [1-9]' "$T/http.prom" &&
+	grep -Eq '^probity_events_total\{manifest="demo",' "$T/http.prom" ||
+	err "HTTP metrics lack the demo's windows or events: $(head -20 "$T/http.prom")"
+curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://127.0.0.1:$port/other" | grep -q 404 ||
+	err "GET /other is not 404"
+"$P" agent -m "$T/m" --state-file "$T/s2.json" --trace-dir "$T/t2" --metrics-dir none \
+	--listen "127.0.0.1:$port" -d 5 >/dev/null 2>"$T/e3"; rc=$?
+[ $rc -eq 2 ] || err "a second agent on the taken port $port exited $rc, expected 2: $(cat "$T/e3")"
+grep -q "127.0.0.1:$port" "$T/e3" || err "the taken port is not named: $(cat "$T/e3")"
+sleep 2
 kill -TERM $ag
 wait $ag; rc=$?
 [ $rc -eq 0 ] || err "agent exited $rc after SIGTERM: $(tail -5 "$T/err")"
@@ -75,6 +96,11 @@ wait $ag; rc=$?
 for m in READY=1 WATCHDOG=1 RELOADING=1 STOPPING=1; do
 	grep -q "$m" "$T/notify.log" || err "sd_notify: no $m in $(cat "$T/notify.log")"
 done
+grep -Eq 'STATUS=[12]/[12] manifests recording .*, [1-9][0-9]* windows .*; lost: [0-9]+ ringbuf drops' "$T/notify.log" ||
+	err "sd_notify: no STATUS= line with windows and losses: $(grep STATUS "$T/notify.log" | tail -3)"
+grep -Eq 'STATUS=2/2 manifests recording' "$T/notify.log" ||
+	err "sd_notify: STATUS= never shows both manifests recording: $(grep STATUS "$T/notify.log" | tail -3)"
+
 py "$T/out.json" "
 ms = {m['stem']: m for m in d['manifests']}
 assert d['format'] == 'probity-agent-state' and d['reloads'] == 1, d
@@ -96,6 +122,13 @@ for t in "$T"/traces/demo/*.trace "$T"/traces/demo2/*.trace; do
 	"$P" script "$t" | grep -Eq "^process pid=$a2 tid=$a2 .* events=[1-9]" && found=1
 done
 [ $found -eq 1 ] || err "the restarted target (pid $a2) has no events in a kept trace"
+# both demos are still followed at the end: events in the newest trace
+last=$(ls "$T"/traces/demo/*.trace | sort | tail -1)
+"$P" script "$last" >"$T/last.txt" 2>&1 || err "script $last failed"
+for p in $b $a2; do
+	grep -Eq "^process pid=$p tid=$p .* events=[1-9]" "$T/last.txt" ||
+		err "demo pid $p has no events in the last window $last: $(grep '^process' "$T/last.txt")"
+done
 
 promtool check metrics <"$T/metrics/probity.prom" >"$T/prom.out" 2>&1 ||
 	err "promtool check metrics: $(cat "$T/prom.out")"

@@ -9,6 +9,8 @@
 #   3. the trace disk is full (tests/fault/faultinj.so: ENOSPC from the
 #      Nth trace write on): the agent keeps running, the loss is counted in
 #      the state file and the metrics, and SIGTERM still exits 0
+#   4. the size cap (--max-trace-mib 1) rotates a window early; each
+#      rotated trace reached the cap and reads back
 set -u
 . tests/cli/lib.sh
 T=$(mktemp -d /tmp/pbagentf.XXXXXX)
@@ -77,4 +79,28 @@ assert m['state'] == 'failed' and 'No space left' in m['error'], m
 grep -Eq '^probity_agent_windows_total\{manifest="demo",result="failed"\} [2-9]' "$T/metrics/probity.prom" &&
 	grep -Eq '^probity_agent_lost_total\{manifest="demo",what="trace_write_errors"\} [1-9]' "$T/metrics/probity.prom" ||
 	err "disk full not in the metrics: $(grep demo "$T/metrics/probity.prom")"
+
+# 4. the size cap: --max-trace-mib 1 rotates long before --rotate 60s; every
+#    rotated trace reached the cap and reads back whole
+"$P" -j agent -m "$T/m" --trace-dir "$T/cap" --state-file "$T/state3.json" --metrics-dir none \
+	--rotate 60s --max-trace-mib 1 --interval 100ms --duty always >"$T/out3.json" 2>"$T/err3" &
+ag=$!
+pids="$pids $ag"
+i=0
+until py "$T/state3.json" "assert d['windows'] >= 2" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || { err "no rotation at the 1 MiB cap within 60 s: $(cat "$T/state3.json")"; break; }
+	sleep 0.1
+done
+kill -TERM $ag
+wait $ag; rc=$?
+[ $rc -eq 0 ] || err "agent exited $rc after SIGTERM (size cap): $(tail -3 "$T/err3")"
+set -- $(ls "$T/cap/demo" | sort)
+[ $# -ge 3 ] || err "size cap: expected >= 3 traces (2 rotated + the last), found $#"
+while [ $# -gt 1 ]; do
+	sz=$(stat -c %s "$T/cap/demo/$1")
+	[ "$sz" -ge 1048576 ] || err "size cap: $1 rotated at $sz bytes, before 1 MiB"
+	"$P" report "$T/cap/demo/$1" >/dev/null 2>"$T/r3.err" || err "size cap: $1 does not read: $(cat "$T/r3.err")"
+	shift
+done
 exit $fail
