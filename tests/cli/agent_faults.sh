@@ -32,7 +32,14 @@ pids="$pids $!"
 	--rotate 3s --duty always >/dev/null 2>"$T/err" &
 ag=$!
 pids="$pids $ag"
-sleep 10
+# three rotations of 3 s (polled: under load a window starts late)
+i=0
+until py "$T/state.json" "
+assert [m for m in d['manifests'] if m['stem'] == 'demo'][0]['counts']['windows'] >= 3" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 1200 ] || { err "fewer than 3 windows within 120 s: $(cat "$T/state.json")"; break; }
+	sleep 0.1
+done
 kill -0 $ag 2>/dev/null || err "the agent died with corrupt manifests: $(tail -3 "$T/err")"
 grep -q "bad.yaml:4:1: .*YAML" "$T/err" || err "bad.yaml not logged with its line: $(cat "$T/err")"
 grep -q "badversion.yaml:[0-9]*:" "$T/err" || err "badversion.yaml not logged with its line"
@@ -87,7 +94,7 @@ grep -Eq '^probity_agent_windows_total\{manifest="demo",result="failed"\} [2-9]'
 ag=$!
 pids="$pids $ag"
 i=0
-until py "$T/state3.json" "assert d['windows'] >= 2" 2>/dev/null; do
+until py "$T/state3.json" "assert d['windows'] >= 3" 2>/dev/null; do
 	i=$((i + 1))
 	[ $i -lt 600 ] || { err "no rotation at the 1 MiB cap within 60 s: $(cat "$T/state3.json")"; break; }
 	sleep 0.1

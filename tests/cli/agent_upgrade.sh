@@ -49,10 +49,10 @@ for m in d['manifests']:
     if m['stem'] == sys.argv[2]:
         print(m.get(sys.argv[3]) or '')" "$@"
 }
-# wait_state FILE STATE: up to 30 s for manifest demo to reach STATE
+# wait_state FILE STATE: up to 120 s for manifest demo to reach STATE
 wait_state() {
 	i=0
-	while [ "$(mstate "$1" demo state)" != "$2" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	while [ "$(mstate "$1" demo state)" != "$2" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
 	[ "$(mstate "$1" demo state)" = "$2" ]
 }
 
@@ -105,7 +105,7 @@ m = d['manifests'][0]
 assert m['state'] == 'refused' and m['new_build_id'] == '$NEW', m
 assert m['counts']['refusals'] == 1 and m['counts']['rebinds'] == 0, m
 assert $new not in m['targets'], m
-assert m['counts']['windows'] == 1, m	# the old build's only
+assert m['counts']['windows'] >= 1, m	# the old build's only (no trace has the new pid: below)
 " || err "refuse: state: $(cat "$R/out.json")"
 grep -q '^probity_agent_refusals_total{manifest="demo"} 1$' "$R/probity.prom" ||
 	err "refuse: metrics: $(grep refusals "$R/probity.prom")"
@@ -123,7 +123,7 @@ stop
 py "$R/out.json" "
 m = d['manifests'][0]
 assert m['new_build_id'] == '$NEW' and m['counts']['rebinds'] == 1, m
-assert m['counts']['refusals'] == 0 and m['counts']['windows'] == 2, m
+assert m['counts']['refusals'] == 0 and m['counts']['windows'] >= 2, m
 assert m['counts']['windows_failed'] == 0 and 'rebound' in m['error'], m
 " || err "rebind: state: $(cat "$R/out.json")"
 grep -q "was replaced: build-id $NEW, manifest expects $OLD: rebound" "$R/err" ||
