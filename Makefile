@@ -114,8 +114,8 @@ $(BIN): $(CLI_OBJS) $(LIB)
 # ---- demo service ----------------------------------------------------------
 $(DEMO_BIN): $(DEMO_SRCS) $(DEMO_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Wl,--build-id=sha1 \
-		-o $@ $(DEMO_SRCS) -lpthread
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-Wl,--build-id=sha1 -o $@ $(DEMO_SRCS) -lpthread
 
 $(DEMO_MANIFEST): demo/demo.manifest.yaml $(DEMO_BIN) scripts/fill-build-id.sh
 	scripts/fill-build-id.sh demo/demo.manifest.yaml $(DEMO_BIN) $@
