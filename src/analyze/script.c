@@ -160,7 +160,7 @@ static void stack_fields(json_t *o, const struct pb_rec_stack *k)
 
 	set_u64(o, "descriptor", k->descriptor);
 	set_u64(o, "event_kind", k->kind);
-	set_u64(o, "instance", k->instance);
+	json_object_set_new(o, "instance", hex(k->instance));
 	set_u64(o, "generation", k->generation);
 	set_u64(o, "duration_ns", k->duration_ns);
 	for (i = 0; i < n; i++)
@@ -319,6 +319,23 @@ static void emit_procs(struct script *s, const struct trace_proc *p, size_t n)
 	}
 }
 
+/* One line per executable mapping (TRACE_CHUNK_MAPS, record --stacks). */
+static void emit_maps(struct script *s, const struct trace_map *m, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		char bid[2 * sizeof(m[i].build_id) + 1] = "";
+
+		for (j = 0; j < m[i].build_id_len && j < sizeof(m[i].build_id); j++)
+			sprintf(bid + 2 * j, "%02x", m[i].build_id[j]);
+		emit(s, json_pack("{s:s, s:I, s:o, s:o, s:o, s:s, s:s}", "type", "mapping",
+				  "pid", (json_int_t)m[i].pid, "start", hex(m[i].start),
+				  "end", hex(m[i].end), "offset", hex(m[i].offset),
+				  "build_id", bid, "path", m[i].path), "mapping", NULL);
+	}
+}
+
 static void emit_item(struct script *s, const struct trace_item *it)
 {
 	json_t *o;
@@ -337,7 +354,8 @@ static void emit_item(struct script *s, const struct trace_item *it)
 	case TRACE_ITEM_PROCS:
 		emit_procs(s, it->procs, it->n_procs);
 		break;
-	case TRACE_ITEM_MAPS:	/* for report --folded; not a line of its own */
+	case TRACE_ITEM_MAPS:
+		emit_maps(s, it->maps, it->n_maps);
 		break;
 	case TRACE_ITEM_END:
 		s->st->ended = true;
