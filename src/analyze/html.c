@@ -359,7 +359,7 @@ static void write_confidence(const struct loaded_trace *lt, FILE *out)
 static int write_flamegraph(const struct loaded_trace *lt, FILE *out)
 {
 	struct stack_folds f;
-	int err = loaded_trace__fold(lt, STACK_WAITS, &f);
+	int err = loaded_trace__fold(lt, STACK_WAITS, 0, &f);
 
 	if (err)
 		return err;

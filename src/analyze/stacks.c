@@ -261,8 +261,8 @@ static void merge_folds(struct stack_folds *f)
 	qsort(f->v, f->n, sizeof(*f->v), cmp_value);
 }
 
-int stack_set__fold(struct stack_set *s, enum stack_value what, const char *const *names,
-		    size_t n_names, struct stack_folds *out)
+int stack_set__fold(struct stack_set *s, enum stack_value what, uint64_t min_ns,
+		    const char *const *names, size_t n_names, struct stack_folds *out)
 {
 	uint8_t want = what == STACK_HOLDS ? EV_ACQUIRE_K : EV_WAIT_K;
 	char *line = NULL;
@@ -283,6 +283,10 @@ int stack_set__fold(struct stack_set *s, enum stack_value what, const char *cons
 			continue;
 		if (what == STACK_HOLDS && !t->held) {
 			out->holds_unmatched++;
+			continue;
+		}
+		if (what == STACK_HOLDS && t->hold_ns < min_ns) {
+			out->holds_short++;
 			continue;
 		}
 		fold_one(s, t, names, n_names, out, line);
@@ -334,6 +338,9 @@ void stack_folds__summary(const struct stack_folds *f, const struct analysis_cou
 	if (f->holds_unmatched)
 		fprintf(out, "; %llu ACQUIREs without their RELEASE in the trace",
 			(unsigned long long)f->holds_unmatched);
+	if (f->holds_short)
+		fprintf(out, "; %llu holds shorter than --long-hold left out",
+			(unsigned long long)f->holds_short);
 	if (c && (c->stacks_rate_limited || c->stacks_lost || c->stacks_failed))
 		fprintf(out, "; not taken: %llu over the rate limit, %llu lost, %llu failed",
 			(unsigned long long)c->stacks_rate_limited,
@@ -352,10 +359,11 @@ json_t *stack_folds__json(const struct stack_folds *f)
 		json_array_append_new(arr, json_pack("{s:s, s:I, s:I}", "stack", f->v[i].stack,
 						     "value_ns", (json_int_t)f->v[i].value,
 						     "count", (json_int_t)f->v[i].count));
-	o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "folded", arr,
+	o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "folded", arr,
 		      "stacks", (json_int_t)f->stacks, "total_ns", (json_int_t)f->total,
 		      "frames", (json_int_t)f->frames, "frames_module", (json_int_t)f->frames_module,
 		      "frames_unknown", (json_int_t)f->frames_unknown,
-		      "holds_unmatched", (json_int_t)f->holds_unmatched);
+		      "holds_unmatched", (json_int_t)f->holds_unmatched,
+		      "holds_short", (json_int_t)f->holds_short);
 	return o;
 }

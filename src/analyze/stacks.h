@@ -49,13 +49,16 @@ struct stack_folds {
 	uint64_t stacks;	/* stack records folded */
 	uint64_t frames, frames_module, frames_unknown;	/* symbolization */
 	uint64_t holds_unmatched;	/* holds: ACQUIRE stacks without their RELEASE */
+	uint64_t holds_short;	/* holds: shorter than min_ns, left out */
 };
 
 /* Fold the stacks of kind what. names[d]: the manifest event id of
  * descriptor d (the leaf frame), n_names of them (NULL ones print as
- * "descN"). 0 or -ENOMEM; release out with stack_folds__release. */
-int stack_set__fold(struct stack_set *s, enum stack_value what, const char *const *names,
-		    size_t n_names, struct stack_folds *out);
+ * "descN"). Holds shorter than min_ns are left out (counted): only the
+ * long holds' ACQUIRE stacks. 0 or -ENOMEM; release out with
+ * stack_folds__release. */
+int stack_set__fold(struct stack_set *s, enum stack_value what, uint64_t min_ns,
+		    const char *const *names, size_t n_names, struct stack_folds *out);
 void stack_folds__release(struct stack_folds *f);
 /* The folded lines (flamegraph.pl / speedscope input). */
 void stack_folds__print(const struct stack_folds *f, FILE *out);
@@ -64,7 +67,8 @@ void stack_folds__print(const struct stack_folds *f, FILE *out);
 void stack_folds__summary(const struct stack_folds *f, const struct analysis_counts *c,
 			  FILE *out);
 /* {"folded": [{"stack", "value_ns", "count"}...], "stacks", "total_ns",
- *  "frames", "frames_module", "frames_unknown", "holds_unmatched"} */
+ *  "frames", "frames_module", "frames_unknown", "holds_unmatched",
+ *  "holds_short"} */
 json_t *stack_folds__json(const struct stack_folds *f);
 
 #endif

@@ -235,7 +235,7 @@ const char *loaded_trace__comm(const struct loaded_trace *lt, uint32_t pid, uint
 	return p && p->comm[0] ? p->comm : NULL;
 }
 
-int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what,
+int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what, uint64_t min_ns,
 		       struct stack_folds *out)
 {
 	const char **names;
@@ -248,7 +248,7 @@ int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what,
 	for (i = 0; i < lt->n_descs; i++)
 		if (lt->manifest && lt->descs[i].event < lt->manifest->n_events)
 			names[i] = lt->manifest->events[lt->descs[i].event].id;
-	err = stack_set__fold(lt->stacks, what, names, lt->n_descs, out);
+	err = stack_set__fold(lt->stacks, what, min_ns, names, lt->n_descs, out);
 	free(names);
 	return err;
 }

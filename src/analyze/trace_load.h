@@ -52,9 +52,10 @@ struct loaded_trace {
 int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		       const struct analysis_opts *opts);
 void loaded_trace__free(struct loaded_trace *lt);
-/* The trace's stacks folded by WAIT time or hold time (stacks.h); the
- * leaf frame names the manifest event. 0 or -ENOMEM. */
-int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what,
+/* The trace's stacks folded by WAIT time or hold time (stacks.h; holds
+ * shorter than min_ns left out); the leaf frame names the manifest event.
+ * 0 or -ENOMEM. */
+int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what, uint64_t min_ns,
 		       struct stack_folds *out);
 
 /* The name (comm) of thread tid of process pid: the thread's own when

@@ -49,7 +49,8 @@ static void report_help(FILE *out)
 		"                       instead of the report: 'frame;...;[wait:EVENT] NS',\n"
 		"                       NS the WAIT time under that stack (default), or\n"
 		"                       the hold time of the ACQUIREs taken there (holds:\n"
-		"                       needs record --events)\n"
+		"                       needs record --events; with --long-hold only the\n"
+		"                       holds at least that long)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"A trace cut short (recorder killed) is read up to its last complete\n"
@@ -385,7 +386,9 @@ static int print_json(const struct loaded_trace *lt, const struct report_args *r
 static int print_folded(const struct loaded_trace *lt, const struct report_args *ra)
 {
 	struct stack_folds f;
-	int err = loaded_trace__fold(lt, (enum stack_value)(ra->folded - 1), &f);
+	/* holds: only those at least --long-hold long, when it is given */
+	int err = loaded_trace__fold(lt, (enum stack_value)(ra->folded - 1),
+				     ra->aopts.long_hold_ns, &f);
 
 	if (err) {
 		p_err("folding stacks: %s", strerror(-err));

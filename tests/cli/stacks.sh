@@ -51,6 +51,10 @@ assert s['recorded'] > 0, 'report counts no stacks: %s' % s
 rec hold --events --stacks 200
 "$P" report "$T/hold.trace" --folded=holds >"$T/hold.folded" 2>/dev/null || err "--folded=holds failed"
 grep -q '\[hold:' "$T/hold.folded" || err "--folded=holds has no [hold:EVENT] leaf"
+# --long-hold keeps only the long holds: none lasts an hour
+"$P" -j report "$T/hold.trace" --folded=holds --long-hold 3600000 >"$T/hold.json" ||
+	err "--folded=holds --long-hold failed"
+py "$T/hold.json" "assert d['folded'] == [] and d['holds_short'] > 0, 'holds not filtered: %s' % {k: v for k, v in d.items() if k != 'folded'}" || fail=1
 "$P" report "$T/hold.trace" --folded=bogus >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || err "--folded=bogus exited $rc, not 2"
 

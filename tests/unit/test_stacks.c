@@ -109,7 +109,7 @@ TEST(test_fold_waits_named_and_merged)
 	k.ips[1] = 0x10;
 	ASSERT_OK(stack_set__add_record(s, &k.hdr, sizeof(k)));
 	ASSERT_EQ(stack_set__count(s), 3);
-	ASSERT_OK(stack_set__fold(s, STACK_WAITS, names, 2, &f));
+	ASSERT_OK(stack_set__fold(s, STACK_WAITS, 0, names, 2, &f));
 	ASSERT_EQ(f.n, 2);
 	ASSERT_STREQ(f.v[0].stack, "stk_outer_fn;stk_inner_fn;[wait:pool_get]");
 	ASSERT_U64_EQ(f.v[0].value, 1500);
@@ -138,7 +138,7 @@ TEST(test_fold_build_id_mismatch_is_module_offset)
 	k = mk_stack(7, 0, 10, 0, 0);
 	k.n_frames = 1;
 	ASSERT_OK(stack_set__add_record(s, &k.hdr, sizeof(k)));
-	ASSERT_OK(stack_set__fold(s, STACK_WAITS, NULL, 0, &f));
+	ASSERT_OK(stack_set__fold(s, STACK_WAITS, 0, NULL, 0, &f));
 	ASSERT_EQ(f.n, 1);
 	snprintf(want, sizeof(want), "+0x%llx;[wait:desc1]",
 		 (unsigned long long)(k.ips[0] - m.start + m.offset));
@@ -170,13 +170,18 @@ TEST(test_fold_holds_from_release)
 	r.generation = 3;
 	r.duration_ns = 4242;
 	ASSERT_OK(stack_set__add_record(s, &r.hdr, sizeof(r)));
-	ASSERT_OK(stack_set__fold(s, STACK_HOLDS, names, 2, &f));
+	ASSERT_OK(stack_set__fold(s, STACK_HOLDS, 0, names, 2, &f));
 	ASSERT_EQ(f.n, 1);
 	ASSERT_STREQ(f.v[0].stack, "stk_outer_fn;stk_inner_fn;[hold:pool_get]");
 	ASSERT_U64_EQ(f.v[0].value, 4242);
 	ASSERT_EQ(f.holds_unmatched, 1);
 	stack_folds__release(&f);
-	ASSERT_OK(stack_set__fold(s, STACK_WAITS, names, 2, &f));
+	/* only the long holds: 4242 ns is shorter than 5000 */
+	ASSERT_OK(stack_set__fold(s, STACK_HOLDS, 5000, names, 2, &f));
+	ASSERT_EQ(f.n, 0);
+	ASSERT_EQ(f.holds_short, 1);
+	stack_folds__release(&f);
+	ASSERT_OK(stack_set__fold(s, STACK_WAITS, 0, names, 2, &f));
 	ASSERT_EQ(f.n, 0);	/* no WAIT stacks */
 	stack_folds__release(&f);
 	stack_set__free(s);
