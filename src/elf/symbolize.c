@@ -24,7 +24,9 @@ struct sym_map {
 	uint8_t bid[40];
 	size_t bid_len;
 	char *path;
+	uint64_t bias;
 	Dwfl *dwfl;
+	bool borrowed;		/* dwfl is another mapping's (same file, same bias) */
 };
 
 struct symbolizer {
@@ -110,7 +112,28 @@ static int map_bias(Elf *elf, const struct sym_map *m, uint64_t *bias)
 	return -1;
 }
 
-static void map_open(struct sym_map *m)
+/* A mapping of the same file at the same load bias already opened (the
+ * same library in many processes of --all): share its session. */
+static bool map_share(struct symbolizer *s, struct sym_map *m)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct sym_map *o = &s->m[i];
+
+		if (o == m || o->state <= 0 || o->borrowed || o->bias != m->bias ||
+		    o->bid_len != m->bid_len || memcmp(o->bid, m->bid, m->bid_len) ||
+		    strcmp(o->path, m->path))
+			continue;
+		m->dwfl = o->dwfl;
+		m->borrowed = true;
+		m->state = 1;
+		return true;
+	}
+	return false;
+}
+
+static void map_open(struct symbolizer *s, struct sym_map *m)
 {
 	uint64_t bias = 0;
 	Elf *elf = NULL;
@@ -128,6 +151,9 @@ static void map_open(struct sym_map *m)
 		elf_end(elf);
 	close(fd);
 	if (ok)
+		return;
+	m->bias = bias;
+	if (map_share(s, m))
 		return;
 	m->dwfl = dwfl_begin(&callbacks);
 	if (!m->dwfl)
@@ -169,7 +195,7 @@ enum sym_result symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t ip
 		return SYM_UNKNOWN;
 	}
 	if (!m->state)
-		map_open(m);
+		map_open(s, m);
 	if (m->state > 0) {
 		Dwfl_Module *mod = dwfl_addrmodule(m->dwfl, look);
 		GElf_Off off;
@@ -194,7 +220,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->n; i++) {
-		if (s->m[i].dwfl)
+		if (s->m[i].dwfl && !s->m[i].borrowed)
 			dwfl_end(s->m[i].dwfl);
 		free(s->m[i].path);
 	}

@@ -225,3 +225,31 @@ TEST(test_maps_chunk_roundtrip)
 	trace_reader__free(r);
 	unlink(path);
 }
+
+TEST(test_two_processes_share_one_file)
+{
+	struct stack_set *s = stack_set__new();
+	struct trace_map m[2];
+	struct stack_folds f;
+	struct pb_rec_stack k;
+
+	ASSERT_OK(self_map(&m[0], 200));
+	m[1] = m[0];
+	m[1].pid = 201;	/* the same file at the same place in a second process */
+	ASSERT_OK(stack_set__add_maps(s, &m[0], 1));
+	ASSERT_OK(stack_set__add_maps(s, &m[1], 1));
+	k = mk_stack(200, 0, 1, 0, 0);
+	ASSERT_OK(stack_set__add_record(s, &k.hdr, sizeof(k)));
+	k = mk_stack(201, 0, 2, 0, 0);
+	ASSERT_OK(stack_set__add_record(s, &k.hdr, sizeof(k)));
+	k = mk_stack(202, 0, 4, 0, 0);	/* a process without mappings */
+	ASSERT_OK(stack_set__add_record(s, &k.hdr, sizeof(k)));
+	ASSERT_OK(stack_set__fold(s, STACK_WAITS, 0, names, 2, &f));
+	ASSERT_EQ(f.n, 2);
+	ASSERT_STREQ(f.v[0].stack, "[unknown];[unknown];[wait:pool_get]");
+	ASSERT_STREQ(f.v[1].stack, "stk_outer_fn;stk_inner_fn;[wait:pool_get]");
+	ASSERT_U64_EQ(f.v[1].value, 3);
+	ASSERT_EQ(f.frames_unknown, 2);
+	stack_folds__release(&f);
+	stack_set__free(s);
+}
