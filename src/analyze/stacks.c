@@ -19,6 +19,8 @@ struct stack_set {
 				 * index + 1, 0 = empty; open addressing */
 	size_t hcap, hn;
 	struct symbolizer *sym;
+	uint32_t (*parents)[2];	/* (pid, ppid) of forked processes */
+	size_t n_parents;
 };
 
 #define EV_WAIT_K	0
@@ -168,6 +170,44 @@ int stack_set__add_maps(struct stack_set *s, const struct trace_map *m, size_t n
 	return 0;
 }
 
+int stack_set__set_parents(struct stack_set *s, const struct trace_proc *p, size_t n)
+{
+	size_t i;
+
+	if (!s)
+		return 0;
+	free(s->parents);
+	s->n_parents = 0;
+	s->parents = calloc(n + 1, sizeof(*s->parents));
+	if (!s->parents)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (p[i].pid == p[i].tid && p[i].ppid && p[i].ppid != p[i].pid) {
+			s->parents[s->n_parents][0] = p[i].pid;
+			s->parents[s->n_parents][1] = p[i].ppid;
+			s->n_parents++;
+		}
+	return 0;
+}
+
+/* The process whose mappings name pid's frames: pid, or the nearest
+ * forked-from ancestor with mappings (a few levels). */
+static uint32_t maps_pid(const struct stack_set *s, uint32_t pid)
+{
+	uint32_t p = pid;
+	size_t i;
+	int depth;
+
+	for (depth = 0; depth < 4 && !symbolizer__knows(s->sym, p); depth++) {
+		for (i = 0; i < s->n_parents && s->parents[i][0] != p; i++)
+			;
+		if (i == s->n_parents)
+			return pid;
+		p = s->parents[i][1];
+	}
+	return symbolizer__knows(s->sym, p) ? p : pid;
+}
+
 uint64_t stack_set__count(const struct stack_set *s)
 {
 	return s ? s->n : 0;
@@ -178,6 +218,7 @@ void stack_set__free(struct stack_set *s)
 	if (!s)
 		return;
 	symbolizer__free(s->sym);
+	free(s->parents);
 	free(s->v);
 	free(s->hash);
 	free(s);
@@ -205,13 +246,14 @@ static void fold_one(struct stack_set *s, const struct st_stack *t, const char *
 		     size_t n_names, struct stack_folds *f, char *line)
 {
 	const struct pb_rec_stack *k = &t->k;
+	uint32_t pid = maps_pid(s, k->hdr.pid);
 	char name[512];
 	size_t len = 0;
 	int i;
 
 	line[0] = 0;
 	for (i = k->n_frames - 1; i >= 0; i--) {
-		enum sym_result r = symbolizer__name(s->sym, k->hdr.pid, k->ips[i], i > 0, name,
+		enum sym_result r = symbolizer__name(s->sym, pid, k->ips[i], i > 0, name,
 						     sizeof(name));
 
 		f->frames++;

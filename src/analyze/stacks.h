@@ -32,6 +32,10 @@ struct stack_set *stack_set__new(void);
 int stack_set__add_record(struct stack_set *s, const struct pb_rec_hdr *rec, size_t len);
 /* Feed one TRACE_CHUNK_MAPS table. 0 or -errno. */
 int stack_set__add_maps(struct stack_set *s, const struct trace_map *m, size_t n);
+/* Forked processes (pid, ppid pairs; TRACE_CHUNK_PROCS): a process
+ * that exited before its mappings were written is symbolized with its
+ * parent's, which it inherited at fork. 0 or -ENOMEM. */
+int stack_set__set_parents(struct stack_set *s, const struct trace_proc *p, size_t n);
 /* Stack records kept. */
 uint64_t stack_set__count(const struct stack_set *s);
 void stack_set__free(struct stack_set *s);

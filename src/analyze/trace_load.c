@@ -242,6 +242,9 @@ int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what, uin
 	size_t i;
 	int err;
 
+	err = stack_set__set_parents(lt->stacks, lt->procs, lt->n_procs);
+	if (err)
+		return err;
 	names = calloc(lt->n_descs + 1, sizeof(*names));
 	if (!names)
 		return -ENOMEM;

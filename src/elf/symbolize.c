@@ -213,6 +213,16 @@ enum sym_result symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t ip
 	return SYM_MODULE;
 }
 
+bool symbolizer__knows(const struct symbolizer *s, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->m[i].pid == pid && !s->m[i].dead)
+			return true;
+	return false;
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	size_t i;

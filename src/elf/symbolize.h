@@ -32,6 +32,8 @@ int symbolizer__add(struct symbolizer *s, uint32_t pid, const char *path, uint64
  * call is the instruction before it). */
 enum sym_result symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t ip, bool ret_addr,
 				 char *buf, size_t sz);
+/* Whether any mapping of pid was added (and not reset). */
+bool symbolizer__knows(const struct symbolizer *s, uint32_t pid);
 void symbolizer__free(struct symbolizer *s);
 
 #endif

@@ -251,5 +251,18 @@ TEST(test_two_processes_share_one_file)
 	ASSERT_U64_EQ(f.v[1].value, 3);
 	ASSERT_EQ(f.frames_unknown, 2);
 	stack_folds__release(&f);
+	/* 202 was forked by 201 (and exited before its mappings were read):
+	 * it inherited 201's */
+	{
+		struct trace_proc pr[2] = { { .pid = 201, .tid = 201 },
+					    { .pid = 202, .tid = 202, .ppid = 201 } };
+
+		ASSERT_OK(stack_set__set_parents(s, pr, 2));
+	}
+	ASSERT_OK(stack_set__fold(s, STACK_WAITS, 0, names, 2, &f));
+	ASSERT_EQ(f.n, 1);
+	ASSERT_U64_EQ(f.v[0].value, 7);
+	ASSERT_EQ(f.frames_unknown, 0);
+	stack_folds__release(&f);
 	stack_set__free(s);
 }
