@@ -465,6 +465,8 @@ static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t 
 		[PB_REC_EXIT] = sizeof(struct pb_rec_exit),
 		/* counted only: the confidence controller reads these */
 		[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
+		/* counted only: report --folded reads these (analyze/stacks.c) */
+		[PB_REC_STACK] = sizeof(struct pb_rec_stack),
 	};
 
 	if (len < sizeof(struct pb_rec_hdr)) {
@@ -604,6 +606,11 @@ int analysis__add_snapshot(struct analysis *a, uint64_t ts_ns,
 		a->c.thread_map_full = eng->thread_map_full;
 		a->c.span_overflow = eng->span_overflow;
 		a->c.engine_records = eng->records;
+		a->c.stacks = eng->stacks;
+		a->c.stacks_rate_limited = eng->stacks_rate_limited;
+		a->c.stacks_lost = eng->stacks_lost;
+		a->c.stacks_failed = eng->stacks_failed;
+		a->c.stacks_truncated = eng->stacks_truncated;
 	}
 	for (i = 0; (n_desc || n_res) && i < a->m->n_resources; i++) {
 		struct an_point_res pt = { .ts = ts_ns };

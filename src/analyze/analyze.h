@@ -85,6 +85,10 @@ struct analysis_counts {
 	uint64_t ringbuf_drops, instance_map_full, thread_map_full, span_overflow;
 	uint64_t engine_records;
 	uint64_t state_full;		/* records flagged PB_RF_STATE_FULL + res state_full */
+	/* user stacks (record --stacks), from the last engine snapshot:
+	 * sent, not taken (rate limit), lost (ring buffer full), failed (no
+	 * user stack), truncated (deeper than PB_STACK_DEPTH) */
+	uint64_t stacks, stacks_rate_limited, stacks_lost, stacks_failed, stacks_truncated;
 };
 
 /* NULL and errno on failure. The manifest must outlive the analysis. */

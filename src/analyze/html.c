@@ -12,6 +12,7 @@
 #include <time.h>
 #include "analyze/html.h"
 #include "analyze/pictures.h"
+#include "analyze/flamegraph.h"
 #include "analyze/predictions.h"
 #include "analyze/trace_load.h"
 
@@ -354,8 +355,34 @@ static void write_confidence(const struct loaded_trace *lt, FILE *out)
 	fprintf(out, "</ul>\n%s", n ? "" : "<p>no descriptor predicts an OS effect</p>\n");
 }
 
+/* The WAIT time by the waiters' user stacks (record --stacks). */
+static int write_flamegraph(const struct loaded_trace *lt, FILE *out)
+{
+	struct stack_folds f;
+	int err = loaded_trace__fold(lt, STACK_WAITS, 0, &f);
+
+	if (err)
+		return err;
+	fputs("<h2>Flame graph: wait time by stack</h2>\n", out);
+	if (!f.n) {
+		fputs("<p class=\"muted\">no WAIT stacks in this trace (record --stacks N, on by "
+		      "default, needs frame pointers in the target)</p>\n", out);
+	} else {
+		fprintf(out, "<p>%llu stacks, %.3f ms of WAIT; %llu of %llu frames without a symbol, "
+			"%llu in no recorded mapping. Hover a box for its time.</p>\n",
+			(unsigned long long)f.stacks, (double)f.total / 1e6,
+			(unsigned long long)f.frames_module, (unsigned long long)f.frames,
+			(unsigned long long)f.frames_unknown);
+		err = flamegraph__svg(&f, "wait", SVG_W, out);
+	}
+	stack_folds__release(&f);
+	return err;
+}
+
 int report_html__write(const struct loaded_trace *lt, const char *trace_path, FILE *out)
 {
+	int err;
+
 	if (!lt || !lt->analysis || !out)
 		return -EINVAL;
 	write_head(out, trace_path);
@@ -363,6 +390,9 @@ int report_html__write(const struct loaded_trace *lt, const char *trace_path, FI
 	write_findings(lt->analysis, out);
 	write_hists(lt->analysis, lt->manifest->n_events, out);
 	write_series(lt, out);
+	err = write_flamegraph(lt, out);
+	if (err)
+		return err;
 	write_confidence(lt, out);
 	fputs("<p class=\"muted\">written by probity report --html; docs/report.md explains the "
 	      "scores.</p>\n</body></html>\n", out);

@@ -92,6 +92,10 @@ json_t *analysis__to_json_top(const struct analysis *a, size_t max_findings)
 	n = max_findings && max_findings < a->n_findings ? max_findings : a->n_findings;
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, finding_to_json(&a->findings[i]));
+	json_object_set_new(cnt, "stacks", json_pack("{s:I, s:I, s:I, s:I, s:I}",
+		"recorded", (json_int_t)c->stacks, "rate_limited", (json_int_t)c->stacks_rate_limited,
+		"lost", (json_int_t)c->stacks_lost, "failed", (json_int_t)c->stacks_failed,
+		"truncated", (json_int_t)c->stacks_truncated));
 	json_object_set_new(o, "counts", cnt);
 	json_object_set_new(o, "first_ts_ns", json_integer((json_int_t)c->first_ts));
 	json_object_set_new(o, "last_ts_ns", json_integer((json_int_t)c->last_ts));
@@ -111,6 +115,12 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top)
 			(unsigned long long)c->ringbuf_drops, (unsigned long long)c->instance_map_full,
 			(unsigned long long)c->thread_map_full, (unsigned long long)c->state_full,
 			(unsigned long long)c->span_overflow);
+	if (c->stacks_rate_limited || c->stacks_lost || c->stacks_failed || c->stacks_truncated)
+		fprintf(out, "stacks: %llu recorded, %llu over the rate limit (record --stacks), "
+			"%llu lost (ring buffer full), %llu without a user stack, %llu cut at %d frames\n",
+			(unsigned long long)c->stacks, (unsigned long long)c->stacks_rate_limited,
+			(unsigned long long)c->stacks_lost, (unsigned long long)c->stacks_failed,
+			(unsigned long long)c->stacks_truncated, PB_STACK_DEPTH);
 	if (c->malformed || c->unknown_type || c->truncated)
 		fprintf(out, "skipped: %llu malformed records, %llu of unknown type; %llu not kept (memory cap)\n",
 			(unsigned long long)c->malformed, (unsigned long long)c->unknown_type,

@@ -27,12 +27,14 @@ static const size_t rec_need[PB_REC__MAX] = {
 	[PB_REC_FAULT] = sizeof(struct pb_rec_fault),
 	[PB_REC_EXIT] = sizeof(struct pb_rec_exit),
 	[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
+	[PB_REC_STACK] = sizeof(struct pb_rec_stack),
 };
 
 static const char *const rec_name[PB_REC__MAX] = {
 	[PB_REC_RESOURCE] = "resource", [PB_REC_SCHED_SWITCH] = "sched",
 	[PB_REC_WAKEUP] = "wakeup", [PB_REC_BLOCK_IO] = "block_io",
 	[PB_REC_FAULT] = "fault", [PB_REC_EXIT] = "exit", [PB_REC_VIOLATION] = "violation",
+	[PB_REC_STACK] = "stack",
 };
 
 static json_t *hex(uint64_t v)
@@ -149,6 +151,23 @@ static void violation_fields(struct script *s, json_t *o, const struct pb_rec_vi
 	set_u64(o, "detail", v->detail);
 }
 
+/* A stack record: its event and the raw user return addresses (report
+ * --folded symbolizes them). */
+static void stack_fields(json_t *o, const struct pb_rec_stack *k)
+{
+	json_t *ips = json_array();
+	unsigned int i, n = k->n_frames < PB_STACK_DEPTH ? k->n_frames : PB_STACK_DEPTH;
+
+	set_u64(o, "descriptor", k->descriptor);
+	set_u64(o, "event_kind", k->kind);
+	json_object_set_new(o, "instance", hex(k->instance));
+	set_u64(o, "generation", k->generation);
+	set_u64(o, "duration_ns", k->duration_ns);
+	for (i = 0; i < n; i++)
+		json_array_append_new(ips, hex(k->ips[i]));
+	json_object_set_new(o, "ips", ips);
+}
+
 /* Over 80 lines because it is one flat switch over every record type. */
 static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t len)
 {
@@ -215,6 +234,9 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 		break;
 	case PB_REC_VIOLATION:
 		violation_fields(s, o, &u.v);
+		break;
+	case PB_REC_STACK:
+		stack_fields(o, &u.k);
 		break;
 	}
 	emit(s, o, rec_name[u.h.type], &u.h);
@@ -297,6 +319,23 @@ static void emit_procs(struct script *s, const struct trace_proc *p, size_t n)
 	}
 }
 
+/* One line per executable mapping (TRACE_CHUNK_MAPS, record --stacks). */
+static void emit_maps(struct script *s, const struct trace_map *m, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		char bid[2 * sizeof(m[i].build_id) + 1] = "";
+
+		for (j = 0; j < m[i].build_id_len && j < sizeof(m[i].build_id); j++)
+			sprintf(bid + 2 * j, "%02x", m[i].build_id[j]);
+		emit(s, json_pack("{s:s, s:I, s:o, s:o, s:o, s:s, s:s}", "type", "mapping",
+				  "pid", (json_int_t)m[i].pid, "start", hex(m[i].start),
+				  "end", hex(m[i].end), "offset", hex(m[i].offset),
+				  "build_id", bid, "path", m[i].path), "mapping", NULL);
+	}
+}
+
 static void emit_item(struct script *s, const struct trace_item *it)
 {
 	json_t *o;
@@ -314,6 +353,9 @@ static void emit_item(struct script *s, const struct trace_item *it)
 		break;
 	case TRACE_ITEM_PROCS:
 		emit_procs(s, it->procs, it->n_procs);
+		break;
+	case TRACE_ITEM_MAPS:
+		emit_maps(s, it->maps, it->n_maps);
 		break;
 	case TRACE_ITEM_END:
 		s->st->ended = true;

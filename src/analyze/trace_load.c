@@ -17,8 +17,16 @@ static int load_items(struct loaded_trace *lt)
 				confidence__sample(lt->conf, (const void *)it.rec, it.rec_len);
 				break;
 			}
+			/* stacks and the RELEASEs that end their holds (stacks.h) */
+			if (stack_set__add_record(lt->stacks, it.rec, it.rec_len))
+				return -ENOMEM;
 			/* unknown or malformed records are counted by the analysis */
 			analysis__add_record(lt->analysis, it.rec, it.rec_len);
+			break;
+		case TRACE_ITEM_MAPS:
+			ret = stack_set__add_maps(lt->stacks, it.maps, it.n_maps);
+			if (ret)
+				return ret;
 			break;
 		case TRACE_ITEM_SNAPSHOT:
 			ret = confidence__snapshot(lt->conf, it.snap.ts_ns, it.snap.desc, it.snap.n_desc);
@@ -118,6 +126,11 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 	int err;
 
 	memset(lt, 0, sizeof(*lt));
+	lt->stacks = stack_set__new();
+	if (!lt->stacks) {
+		snprintf(lt->error, sizeof(lt->error), "stacks: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	err = open_with_manifest(lt, path);
 	if (err)
 		return err;
@@ -165,6 +178,9 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 			.ringbuf_drops = lt->end.ringbuf_drops, .instance_map_full = c->instance_map_full,
 			.thread_map_full = c->thread_map_full, .span_overflow = c->span_overflow,
 			.records = lt->end.records > c->engine_records ? lt->end.records : c->engine_records,
+			.stacks = c->stacks, .stacks_rate_limited = c->stacks_rate_limited,
+			.stacks_lost = c->stacks_lost, .stacks_failed = c->stacks_failed,
+			.stacks_truncated = c->stacks_truncated,
 		};
 
 		analysis__add_snapshot(lt->analysis, lt->end.end_mono_ns, NULL, 0, NULL, 0, &eng);
@@ -191,6 +207,7 @@ void loaded_trace__free(struct loaded_trace *lt)
 	trace_reader__free(lt->reader);
 	free(lt->cut_reason);
 	free(lt->procs);
+	stack_set__free(lt->stacks);
 	for (i = 0; i < lt->n_notes; i++)
 		free(lt->notes[i]);
 	memset(lt, 0, sizeof(*lt));
@@ -216,4 +233,25 @@ const char *loaded_trace__comm(const struct loaded_trace *lt, uint32_t pid, uint
 			return lt->procs[i].comm;
 	p = loaded_trace__proc(lt, pid);
 	return p && p->comm[0] ? p->comm : NULL;
+}
+
+int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what, uint64_t min_ns,
+		       struct stack_folds *out)
+{
+	const char **names;
+	size_t i;
+	int err;
+
+	err = stack_set__set_parents(lt->stacks, lt->procs, lt->n_procs);
+	if (err)
+		return err;
+	names = calloc(lt->n_descs + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (i = 0; i < lt->n_descs; i++)
+		if (lt->manifest && lt->descs[i].event < lt->manifest->n_events)
+			names[i] = lt->manifest->events[lt->descs[i].event].id;
+	err = stack_set__fold(lt->stacks, what, min_ns, names, lt->n_descs, out);
+	free(names);
+	return err;
 }

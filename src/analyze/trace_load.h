@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include "analyze/analyze.h"
+#include "analyze/stacks.h"
 #include "trace/trace.h"
 #include "validate/confidence.h"
 
@@ -40,6 +41,8 @@ struct loaded_trace {
 	 * in the file); none in traces before it existed */
 	struct trace_proc *procs;
 	size_t n_procs;
+	/* user stacks (PB_REC_STACK) and the mappings to name their frames */
+	struct stack_set *stacks;
 };
 
 /* Load path and finish the analysis. 0, or -errno with lt->error set:
@@ -49,6 +52,11 @@ struct loaded_trace {
 int loaded_trace__load(struct loaded_trace *lt, const char *path,
 		       const struct analysis_opts *opts);
 void loaded_trace__free(struct loaded_trace *lt);
+/* The trace's stacks folded by WAIT time or hold time (stacks.h; holds
+ * shorter than min_ns left out); the leaf frame names the manifest event.
+ * 0 or -ENOMEM. */
+int loaded_trace__fold(const struct loaded_trace *lt, enum stack_value what, uint64_t min_ns,
+		       struct stack_folds *out);
 
 /* The name (comm) of thread tid of process pid: the thread's own when
  * recorded, else its process's; NULL when the trace does not name it

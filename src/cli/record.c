@@ -18,6 +18,7 @@
 #include "record/recorder.h"
 
 #define DEFAULT_OUTPUT		"probity.trace"
+#define RECORD_DEFAULT_STACKS	1000	/* --stacks: per second */
 #define EXIT_STALE		4	/* recorded; some descriptor went stale */
 #define MAX_PIDS		64	/* --pid given this many times at most */
 
@@ -64,6 +65,8 @@ static void record_help(FILE *out)
 		"  -b, --binary PATH    probe this file instead of the manifest's target\n"
 		"                       binary (ID=PATH in a multi-target manifest)\n"
 		"      --ringbuf-kib N  ring-buffer size in KiB for --events (default 8192)\n"
+		"      --stacks N       user stacks of WAIT ends and ACQUIREs, at most N per\n"
+		"                       second (default %d; 0 = none): report --folded\n"
 		"      --interval MS    snapshot interval, 100..1000 ms (default %d)\n"
 		"      --envelope FILE  check the run against a distribution envelope from\n"
 		"                       'probity train'; leaving it is a warning only\n"
@@ -84,7 +87,7 @@ static void record_help(FILE *out)
 		"Exit status: 0 recorded; 1 plan refused (see 'plan'); 2 usage error or\n"
 		"unreadable manifest; 3 runtime failure (BPF load/attach, I/O); 4 recorded,\n"
 		"but some descriptor went stale (the model no longer holds).\n",
-		bin_name, DEFAULT_OUTPUT, RECORDER_DEFAULT_INTERVAL_MS);
+		bin_name, DEFAULT_OUTPUT, RECORD_DEFAULT_STACKS, RECORDER_DEFAULT_INTERVAL_MS);
 }
 
 
@@ -136,10 +139,11 @@ static int check_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
+/* Over 80 lines because it is one flat getopt switch over every option. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_CGROUP,
-	       OPT_MAX_INST, OPT_REBIND };
+	       OPT_MAX_INST, OPT_REBIND, OPT_STACKS };
 	static const struct option opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -154,6 +158,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "max-instances", required_argument, NULL, OPT_MAX_INST },
 		{ "rebind", no_argument, NULL, OPT_REBIND },
+		{ "stacks", required_argument, NULL, OPT_STACKS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -167,6 +172,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	o->binaries = a->binaries;
 	o->pids = a->pids;
 	o->interval_ns = RECORDER_DEFAULT_INTERVAL_MS * 1000000ull;
+	o->stacks_per_sec = RECORD_DEFAULT_STACKS;
 	while (!err && (opt = getopt_long(argc, argv, "+m:p:o:d:b:ah", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'm': o->manifest = optarg; break;
@@ -211,6 +217,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_ENVELOPE: o->envelope = optarg; break;
 		case OPT_REBIND: o->rebind = true; break;
+		case OPT_STACKS:
+			err = parse_long("--stacks", optarg, 0, 1000000, "0..1000000 (per second)", &v);
+			o->stacks_per_sec = (uint32_t)v;
+			break;
 		case 'h': record_help(stdout); return 1;
 		default: record_help(stderr); return -EINVAL;
 		}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* report.c (cli): `probity report TRACE [--top N] [--long-hold MS]
- * [--html FILE] [--fail-on SCORE]`: read a trace, diagnose it
- * (src/analyze/) and print the ranked findings, their histograms and
- * series, or write them as one HTML page. */
+ * [--html FILE] [--fail-on SCORE] [--folded[=waits|holds]]`: read a
+ * trace, diagnose it (src/analyze/) and print the ranked findings, their
+ * histograms and series, or write them as one HTML page; or print its
+ * user stacks folded for flame graphs (analyze/stacks.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,6 +22,7 @@ static void report_help(FILE *out)
 	fprintf(out,
 		"Usage: %s [-j] report TRACE [--top N] [--long-hold MS] [--html FILE]\n"
 		"                          [--fail-on SCORE] [--no-pictures]\n"
+		"                          [--folded[=waits|holds]]\n"
 		"\n"
 		"Diagnose a trace written by 'probity record': per resource, contention\n"
 		"(wait time, waiters, holders, wakeup sources), leak / unbounded growth\n"
@@ -42,6 +44,13 @@ static void report_help(FILE *out)
 		"      --fail-on SCORE  exit 1 when a finding scores SCORE or more (0-100),\n"
 		"                       for cron and CI\n"
 		"      --no-pictures    text: leave out the histograms and sparklines\n"
+		"      --folded[=waits|holds]  print the recorded user stacks (record\n"
+		"                       --stacks) folded for flamegraph.pl / speedscope\n"
+		"                       instead of the report: 'frame;...;[wait:EVENT] NS',\n"
+		"                       NS the WAIT time under that stack (default), or\n"
+		"                       the hold time of the ACQUIREs taken there (holds:\n"
+		"                       needs record --events; with --long-hold only the\n"
+		"                       holds at least that long)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"A trace cut short (recorder killed) is read up to its last complete\n"
@@ -247,6 +256,7 @@ struct report_args {
 	const char *html;	/* --html FILE */
 	double fail_on;		/* --fail-on SCORE; < 0: off */
 	bool no_pictures;
+	int folded;		/* --folded: 1 + enum stack_value, 0 = off */
 	const char *trace;
 };
 
@@ -259,6 +269,7 @@ static int parse_report_args(int argc, char **argv, struct report_args *ra)
 		{ "html", required_argument, NULL, 'H' },
 		{ "fail-on", required_argument, NULL, 'F' },
 		{ "no-pictures", no_argument, NULL, 'P' },
+		{ "folded", optional_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -293,6 +304,16 @@ static int parse_report_args(int argc, char **argv, struct report_args *ra)
 			}
 			break;
 		case 'P': ra->no_pictures = true; break;
+		case 'S':
+			if (!optarg || !strcmp(optarg, "waits")) {
+				ra->folded = 1 + STACK_WAITS;
+			} else if (!strcmp(optarg, "holds")) {
+				ra->folded = 1 + STACK_HOLDS;
+			} else {
+				p_err("--folded: expected waits or holds, found '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': report_help(stdout); return EXIT_OK;
 		default: report_help(stderr); return EXIT_USAGE;
 		}
@@ -360,6 +381,36 @@ static int print_json(const struct loaded_trace *lt, const struct report_args *r
 	return EXIT_OK;
 }
 
+/* --folded: the stacks instead of the report; what could not be named is
+ * counted on stderr (text) or in the document (-j). */
+static int print_folded(const struct loaded_trace *lt, const struct report_args *ra)
+{
+	struct stack_folds f;
+	/* holds: only those at least --long-hold long, when it is given */
+	int err = loaded_trace__fold(lt, (enum stack_value)(ra->folded - 1),
+				     ra->aopts.long_hold_ns, &f);
+
+	if (err) {
+		p_err("folding stacks: %s", strerror(-err));
+		return EXIT_FAILURE_RT;
+	}
+	if (json_output) {
+		json_t *doc = stack_folds__json(&f);
+
+		stack_folds__release(&f);
+		if (!doc) {
+			p_err("out of memory");
+			return EXIT_FAILURE_RT;
+		}
+		json_print_and_free(doc);
+		return EXIT_OK;
+	}
+	stack_folds__print(&f, stdout);
+	stack_folds__summary(&f, analysis__counts(lt->analysis), stderr);
+	stack_folds__release(&f);
+	return EXIT_OK;
+}
+
 int do_report(int argc, char **argv)
 {
 	struct report_args ra;
@@ -375,6 +426,10 @@ int do_report(int argc, char **argv)
 	if (err) {
 		p_err("%s", lt.error[0] ? lt.error : strerror(-err));
 		ret = err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_USAGE;
+		goto out;
+	}
+	if (ra.folded) {
+		ret = print_folded(&lt, &ra);
 		goto out;
 	}
 	failed = fails(&lt, &ra, &top);

@@ -14,8 +14,9 @@
  *
  * This file holds the configuration and the programs; the rest is in the
  * pieces it includes, in order: maps.bpf.h (maps, per-thread state),
- * invariants.bpf.h, predictions.bpf.h, event.bpf.h (process_event and its
- * stages), stash.bpf.h (WAIT spans, argument stashes), effects.bpf.h.
+ * invariants.bpf.h, predictions.bpf.h, stacks.bpf.h (user stacks),
+ * event.bpf.h (process_event and its stages), stash.bpf.h (WAIT spans,
+ * argument stashes), effects.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -72,6 +73,8 @@ const volatile __u32 fx_want = 0;
 #include "engine/invariants.bpf.h"
 /* ---- cross-layer predictions (docs/validation.md "Cross-layer checks") ---- */
 #include "engine/predictions.bpf.h"
+/* ---- user stacks of WAIT ends and ACQUIREs (record --stacks) ---------- */
+#include "engine/stacks.bpf.h"
 /* ---- one event: guard, decode, judge, record -------------------------- */
 #include "engine/event.bpf.h"
 /* ---- WAIT spans and argument stashes ---------------------------------- */
@@ -104,7 +107,8 @@ int pb_entry(struct pt_regs *ctx)
 		return 0;
 	}
 	c.descriptor = di;
-	return process_event(d, &c);
+	process_event(d, &c);
+	return stack_emit(ctx, &c);
 }
 
 SEC("uretprobe.multi")
@@ -146,7 +150,8 @@ int pb_return(struct pt_regs *ctx)
 			c.duration = c.now - ts;
 		}
 	}
-	return process_event(d, &c);
+	process_event(d, &c);
+	return stack_emit(ctx, &c);
 }
 
 SEC("usdt")
@@ -175,7 +180,8 @@ int pb_usdt(struct pt_regs *ctx)
 	c.descriptor = di;
 	if (fx_want & (1u << PB_FX_WAKES_WAITER_BIT))
 		resolve_pending_wake((__u32)pid_tgid, &c);
-	return process_event(d, &c);
+	process_event(d, &c);
+	return stack_emit(ctx, &c);
 }
 
 /* ---- expectation sweep (run by user space at each snapshot) ----

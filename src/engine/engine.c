@@ -311,8 +311,10 @@ static int engine_open(struct engine *e, const struct engine_opts *opts)
 	e->skel->rodata->follow_fork = e->follow;
 	e->skel->rodata->filter_cgroup = opts->cgroup != NULL;
 	e->skel->rodata->emit_events = opts->events;
+	e->skel->rodata->stack_rate = opts->stacks_per_sec;
 	err = bpf_map__set_max_entries(e->skel->maps.events,
 				       (uint32_t)(opts->events ? ringbuf_size(opts->ringbuf_bytes) :
+						   opts->stacks_per_sec ? ENGINE_STACKS_RINGBUF :
 						   ENGINE_SAMPLES_RINGBUF));
 	if (!err)
 		err = bpf_map__set_max_entries(e->skel->maps.instances, opts->max_instances ?
@@ -595,6 +597,11 @@ static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
 		out->procs_exited += s->procs_exited;
 		out->procs_excluded += s->procs_excluded;
 		out->lost_unjudged += s->lost_unjudged;
+		out->stacks += s->stacks;
+		out->stacks_rate_limited += s->stacks_rate_limited;
+		out->stacks_lost += s->stacks_lost;
+		out->stacks_failed += s->stacks_failed;
+		out->stacks_truncated += s->stacks_truncated;
 	}
 	return 0;
 }

@@ -38,6 +38,8 @@ struct engine_opts {
 	bool events;		/* stream records to the ring buffer */
 	size_t ringbuf_bytes;	/* ring buffer size; 0 = 8 MiB; rounded up to
 				 * a power of two >= the page size */
+	uint32_t stacks_per_sec;	/* user stacks of WAIT ends and ACQUIREs
+					 * (PB_REC_STACK) per second; 0 = none */
 };
 
 /* Cumulative since load, summed over CPUs. Arrays belong to the engine

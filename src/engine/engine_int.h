@@ -11,6 +11,7 @@
 
 #define ENGINE_DEFAULT_RINGBUF	(8u << 20)
 #define ENGINE_SAMPLES_RINGBUF	(256u << 10)	/* aggregate mode: violation samples only */
+#define ENGINE_STACKS_RINGBUF	(4u << 20)	/* aggregate mode with stacks (record --stacks) */
 #define ENGINE_MAX_NOTES	16
 #define ENGINE_SWEEP_MAX	4096	/* expired tombstones charged per snapshot */
 #define ENGINE_DEFAULT_INSTANCES 65536

@@ -544,5 +544,6 @@ static __noinline int process_event(const struct pb_descriptor *d, struct ev_ctx
 		o.flags |= PB_RF_DEREF_FAULT;
 	}
 	emit_resource(d, c, &o);
+	stack_note(c, d->kind, res, o.instance, o.gen, o.dur);	/* stacks.bpf.h */
 	return 0;
 }

@@ -16,13 +16,14 @@
 #include <linux/types.h>
 #endif
 
-#define PB_EVENTS_VERSION	5	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
+#define PB_EVENTS_VERSION	6	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
 					 * counts only wakees inside a WAIT on the resource
 					 * 3: pb_desc_stats.violations[], PB_REC_VIOLATION
 					 * 4: pb_desc_stats.pred_*[] (cross-layer predictions),
 					 *    invariant 6 prediction_failed
 					 * 5: pb_res_stats.exit_ended/exit_outlived,
-					 *    pb_engine_stats.proc_* (many processes) */
+					 *    pb_engine_stats.proc_* (many processes)
+					 * 6: PB_REC_STACK, pb_engine_stats.stacks_* */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -38,6 +39,8 @@ enum pb_rec_type {
 	PB_REC_EXIT = 6,	/* struct pb_rec_exit: thread/process exit */
 	PB_REC_VIOLATION = 7,	/* struct pb_rec_violation: an invariant broke (v3;
 				 * emitted rate-limited even without --events) */
+	PB_REC_STACK = 8,	/* struct pb_rec_stack: user stack of a WAIT end or an
+				 * ACQUIRE (v6; rate-limited, record --stacks) */
 	PB_REC__MAX,
 };
 
@@ -162,6 +165,28 @@ struct pb_rec_violation {
 	__u64 args[3];		/* first raw arguments of the event */
 };
 
+/* User stack of one resource event (v6): sent at the end of a WAIT span
+ * and at an ACQUIRE, at most `record --stacks N` per second (whether or
+ * not events are streamed). hdr.ts_ns/pid/tid and descriptor are those of
+ * the event's pb_rec_resource (same ts_ns), so a reader ties the two; an
+ * ACQUIRE's hold time is that of the RELEASE of the same (resource,
+ * instance, generation). ips are user return addresses, innermost first
+ * (frame pointers: bpf_get_stack(BPF_F_USER_STACK)); at a return probe
+ * the first is the caller's, the probed function has returned. */
+#define PB_STACK_DEPTH		32	/* frames kept; deeper stacks are cut (counted) */
+
+struct pb_rec_stack {
+	struct pb_rec_hdr hdr;	/* the event's time, process and thread */
+	__u32 descriptor;
+	__u16 resource;
+	__u8 kind;		/* enum pb_event_kind: WAIT or ACQUIRE */
+	__u8 n_frames;		/* ips[] used, 1..PB_STACK_DEPTH */
+	__u64 instance;		/* ACQUIRE: decoded instance, else 0 */
+	__u64 generation;	/* ACQUIRE: its generation, else 0 */
+	__u64 duration_ns;	/* WAIT: span length; ACQUIRE: 0 */
+	__u64 ips[PB_STACK_DEPTH];
+};
+
 /* ---- in-kernel aggregation (default mode) ---- */
 
 /* Per descriptor, summed over CPUs by user space. */
@@ -244,6 +269,12 @@ struct pb_engine_stats {
 	__u64 lost_unjudged;	/* USE/RELEASE not active on a resource that lost
 				 * identities (full map): maybe the lost ACQUIRE's,
 				 * so not judged a violation */
+	/* v6: user stacks (PB_REC_STACK, record --stacks) */
+	__u64 stacks;		/* stack records sent */
+	__u64 stacks_rate_limited;	/* not taken: over the per-second limit */
+	__u64 stacks_lost;	/* ring buffer full: stack record dropped */
+	__u64 stacks_failed;	/* bpf_get_stack found no user stack */
+	__u64 stacks_truncated;	/* deeper than PB_STACK_DEPTH: outer frames cut */
 };
 
 /* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared
@@ -398,6 +429,7 @@ _Static_assert(sizeof(struct pb_desc_stats) ==
 		       8 * (8 + PB_HIST_BUCKETS + 7 + PB_INV_SLOTS + 3 * PB_FX_SLOTS),
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
+_Static_assert(sizeof(struct pb_rec_stack) == 64 + 8 * PB_STACK_DEPTH, "pb_rec_stack layout");
 #endif
 
 /* Any one record, for a reader that copies a record out of the trace
@@ -411,6 +443,7 @@ union pb_rec_any {
 	struct pb_rec_fault f;
 	struct pb_rec_exit e;
 	struct pb_rec_violation v;
+	struct pb_rec_stack k;
 };
 
 #endif

@@ -226,6 +226,10 @@ static void render_lost(const struct analysis *a, const struct metrics_opts *o, 
 		{ "records_truncated", c->truncated },
 		{ "trace_cut", o && o->trace_incomplete },
 		{ "notes_dropped", o ? o->notes_dropped : 0 },
+		{ "stacks_rate_limited", c->stacks_rate_limited },
+		{ "stacks_lost", c->stacks_lost },
+		{ "stacks_failed", c->stacks_failed },
+		{ "stacks_truncated", c->stacks_truncated },
 		{ "predictions_unjudged", 0 },
 	};
 	size_t n_rows = sizeof(rows) / sizeof(rows[0]);

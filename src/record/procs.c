@@ -163,6 +163,9 @@ int recorder_procs_update(struct recorder *r, bool final)
 		for (i = 0; i < r->n_procs; i++)
 			if (r->procs[i].pid == r->procs[i].tid && !r->procs[i].exit_ts)
 				add_threads(r, r->procs[i].pid, w.now);
+	err = recorder_maps_update(r);	/* maps.c: stacks' symbols */
+	if (err)
+		return err;
 	if (!r->procs_dirty && !final)
 		return 0;
 	r->procs_dirty = false;

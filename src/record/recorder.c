@@ -237,6 +237,7 @@ static int load_engine(struct recorder *r)
 	eo.max_instances = recorder_instance_entries(r->m, r->o.max_instances);
 	eo.events = r->o.events;
 	eo.ringbuf_bytes = r->o.ringbuf_bytes;
+	eo.stacks_per_sec = r->o.stacks_per_sec;
 	r->e = engine__new(r->p, &eo);
 	if (!r->e) {
 		int err = -errno;
@@ -643,5 +644,6 @@ void recorder__free(struct recorder *r)
 	diags__free(r->diags);
 	free(r->changed);
 	free(r->procs);
+	free(r->maps_seen);
 	free(r);
 }

@@ -84,6 +84,9 @@ struct recorder_opts {
 	uint64_t interval_ns;		/* snapshot interval; 0 = 250 ms */
 	size_t ringbuf_bytes;		/* 0 = engine default */
 	bool events;			/* stream every event to the trace */
+	uint32_t stacks_per_sec;	/* user stacks of WAIT ends / ACQUIREs per
+					 * second (PB_REC_STACK, with the processes'
+					 * mappings in TRACE_CHUNK_MAPS); 0 = none */
 	const char *envelope;		/* check against this envelope; NULL none */
 	bool rebind;			/* plan --rebind: a build-id mismatch re-resolves by
 					 * name; descriptors start degraded */

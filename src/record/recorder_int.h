@@ -10,6 +10,13 @@
 #include "engine/engine.h"
 #include "record/recorder.h"
 
+/* maps.c: a process whose mappings were written, and its executable then */
+struct rec_maps_seen {
+	uint32_t pid;
+	bool written;
+	uint64_t dev, ino;
+};
+
 struct recorder {
 	struct recorder_opts o;
 	uint64_t interval_ns;
@@ -42,6 +49,9 @@ struct recorder {
 	struct trace_proc *procs;	/* processes and threads seen */
 	size_t n_procs, procs_cap;
 	bool procs_dirty;		/* a new or exited one since the last write */
+	/* executable mappings written (maps.c, with stacks) */
+	struct rec_maps_seen *maps_seen;
+	size_t n_maps_seen, maps_seen_cap;
 	struct engine_memory mem;	/* map memory, read after attach */
 };
 
@@ -56,6 +66,9 @@ uint32_t recorder_instance_entries(const struct manifest *m, uint32_t override);
 /* Read the engine's tracked processes into r->procs; write the table to
  * the trace when one is new or exited, or when final. 0 or -errno. */
 int recorder_procs_update(struct recorder *r, bool final);
+/* The mappings of processes new or exec'd since the last call
+ * (TRACE_CHUNK_MAPS), when stacks are recorded. 0 or -errno. */
+int recorder_maps_update(struct recorder *r);
 /* Warn when a --pid process forks workers running the same program. */
 void recorder_fork_hint(struct recorder *r);
 

@@ -189,6 +189,13 @@ json_t *recorder__summary_json(const struct recorder *r)
 	if (o)
 		json_object_set_new(o, "confidence", confidence_json(res));
 	if (o)
+		json_object_set_new(o, "stacks", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+			"per_second", (json_int_t)r->o.stacks_per_sec,
+			"recorded", (json_int_t)es->stacks,
+			"rate_limited", (json_int_t)es->stacks_rate_limited,
+			"lost", (json_int_t)es->stacks_lost, "failed", (json_int_t)es->stacks_failed,
+			"truncated", (json_int_t)es->stacks_truncated));
+	if (o)
 		multi_json(o, res);
 	if (o && r->env)
 		json_object_set_new(o, "envelope", envelope_watch__json(r->env));
@@ -252,6 +259,13 @@ void recorder__summary_print(const struct recorder *r, FILE *out)
 		fprintf(out, "top wait: %s (%.1f ms in WAIT spans)\n", res->top_wait,
 			(double)res->top_wait_ns / 1e6);
 	print_procs(res, out);
+	if (r->o.stacks_per_sec)
+		fprintf(out, "stacks: %llu recorded; not taken: %llu over --stacks %u/s, %llu lost "
+			"(ring buffer full), %llu without a user stack\n",
+			(unsigned long long)res->engine.stacks,
+			(unsigned long long)res->engine.stacks_rate_limited, r->o.stacks_per_sec,
+			(unsigned long long)res->engine.stacks_lost,
+			(unsigned long long)res->engine.stacks_failed);
 	fprintf(out, "instance map: %llu entries, %.1f MiB locked (%.0f B per tracked instance); "
 		"all maps %.1f MiB\n", (unsigned long long)res->max_instances,
 		(double)res->instance_map_bytes / (1 << 20),

@@ -202,10 +202,11 @@ int trace_writer__note(struct trace_writer *w, const char *text)
 	return append(w, TRACE_CHUNK_NOTE, text, strlen(text));
 }
 
-int trace_writer__procs(struct trace_writer *w, const struct trace_proc *p, size_t n)
+/* A table chunk: hdr {n, entry_size}, then n entries. */
+static int write_table(struct trace_writer *w, uint32_t type, const void *p, size_t n, size_t esz)
 {
-	struct trace_procs_hdr h = { .n = (uint32_t)n, .entry_size = sizeof(*p) };
-	size_t len = sizeof(h) + n * sizeof(*p);
+	struct trace_procs_hdr h = { .n = (uint32_t)n, .entry_size = (uint32_t)esz };
+	size_t len = sizeof(h) + n * esz;
 	uint8_t *buf;
 	int err;
 
@@ -218,10 +219,21 @@ int trace_writer__procs(struct trace_writer *w, const struct trace_proc *p, size
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), p, n * sizeof(*p));
-	err = append(w, TRACE_CHUNK_PROCS, buf, len);
+	memcpy(buf + sizeof(h), p, n * esz);
+	err = append(w, type, buf, len);
 	free(buf);
 	return err;
+}
+
+int trace_writer__procs(struct trace_writer *w, const struct trace_proc *p, size_t n)
+{
+	return write_table(w, TRACE_CHUNK_PROCS, p, n, sizeof(*p));
+}
+
+int trace_writer__maps(struct trace_writer *w, const struct trace_map *m, size_t n)
+{
+	_Static_assert(sizeof(struct trace_maps_hdr) == sizeof(struct trace_procs_hdr), "table hdr");
+	return write_table(w, TRACE_CHUNK_MAPS, m, n, sizeof(*m));
 }
 
 int trace_writer__end(struct trace_writer *w, const struct trace_end *e)
@@ -282,6 +294,7 @@ struct trace_reader {
 	struct pb_res_stats *snap_res;
 	char *note;
 	struct trace_proc *procs;	/* the last TRACE_CHUNK_PROCS read */
+	struct trace_map *maps;		/* the last TRACE_CHUNK_MAPS read */
 	bool ended;
 	char *cut;
 	uint64_t unknown_chunks;	/* skipped: type not known to this reader */
@@ -441,13 +454,13 @@ static int read_snapshot(struct trace_reader *r, const uint8_t *buf, size_t len,
 	return 0;
 }
 
-/* A TRACE_CHUNK_PROCS chunk into r->procs (each entry copied at the
- * writer's entry size, missing tail bytes zero). */
-static int read_procs(struct trace_reader *r, const uint8_t *buf, size_t len,
-		      struct trace_item *it)
+/* A table chunk (procs, maps) into *out: n entries of esz bytes, each
+ * copied at the writer's entry size, missing tail bytes zero. */
+static int read_table(const uint8_t *buf, size_t len, size_t esz, void **out, size_t *n)
 {
 	struct trace_procs_hdr h;
-	size_t i, esz;
+	size_t i, csz;
+	uint8_t *t;
 
 	if (len < sizeof(h))
 		return -EBADMSG;
@@ -455,17 +468,46 @@ static int read_procs(struct trace_reader *r, const uint8_t *buf, size_t len,
 	if (!h.entry_size || h.entry_size > 4096 || (len - sizeof(h)) / h.entry_size < h.n ||
 	    (len - sizeof(h)) != (size_t)h.n * h.entry_size)
 		return -EBADMSG;
-	free(r->procs);
-	r->procs = calloc(h.n + 1, sizeof(*r->procs));
-	if (!r->procs)
+	t = calloc(h.n + 1, esz);
+	if (!t)
 		return -ENOMEM;
-	esz = h.entry_size < sizeof(*r->procs) ? h.entry_size : sizeof(*r->procs);
-	for (i = 0; i < h.n; i++) {
-		memcpy(&r->procs[i], buf + sizeof(h) + i * h.entry_size, esz);
+	csz = h.entry_size < esz ? h.entry_size : esz;
+	for (i = 0; i < h.n; i++)
+		memcpy(t + i * esz, buf + sizeof(h) + i * h.entry_size, csz);
+	free(*out);
+	*out = t;
+	*n = h.n;
+	return 0;
+}
+
+static int read_procs(struct trace_reader *r, const uint8_t *buf, size_t len,
+		      struct trace_item *it)
+{
+	size_t i;
+	int err = read_table(buf, len, sizeof(*r->procs), (void **)&r->procs, &it->n_procs);
+
+	if (err)
+		return err;
+	for (i = 0; i < it->n_procs; i++)
 		r->procs[i].comm[sizeof(r->procs[i].comm) - 1] = 0;
-	}
 	it->procs = r->procs;
-	it->n_procs = h.n;
+	return 0;
+}
+
+static int read_maps(struct trace_reader *r, const uint8_t *buf, size_t len,
+		     struct trace_item *it)
+{
+	size_t i;
+	int err = read_table(buf, len, sizeof(*r->maps), (void **)&r->maps, &it->n_maps);
+
+	if (err)
+		return err;
+	for (i = 0; i < it->n_maps; i++) {
+		r->maps[i].path[TRACE_MAP_PATH - 1] = 0;
+		if (r->maps[i].build_id_len > sizeof(r->maps[i].build_id))
+			r->maps[i].build_id_len = 0;
+	}
+	it->maps = r->maps;
 	return 0;
 }
 
@@ -554,6 +596,16 @@ int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 			}
 			it->type = TRACE_ITEM_PROCS;
 			return 1;
+		case TRACE_CHUNK_MAPS:
+			ret = read_maps(r, buf, len, it);
+			if (ret == -ENOMEM)
+				return ret;
+			if (ret) {
+				set_cut(r, "malformed mappings chunk");
+				continue;
+			}
+			it->type = TRACE_ITEM_MAPS;
+			return 1;
 		case TRACE_CHUNK_END:
 			memcpy(&it->end, buf, len < sizeof(it->end) ? len : sizeof(it->end));
 			r->ended = true;
@@ -602,6 +654,7 @@ void trace_reader__free(struct trace_reader *r)
 	free(r->snap_res);
 	free(r->note);
 	free(r->procs);
+	free(r->maps);
 	free(r->cut);
 	free(r);
 }

@@ -14,6 +14,9 @@
  *     TRACE_CHUNK_NOTE      one line of text (lost evidence, missing probes)
  *     TRACE_CHUNK_PROCS     processes and threads recorded: pid, names (comm),
  *                           events, exit (struct trace_procs_hdr + entries)
+ *     TRACE_CHUNK_MAPS      executable mappings of recorded processes, for
+ *                           offline stack symbolization (struct trace_maps_hdr
+ *                           + entries)
  *     TRACE_CHUNK_END       clean end with totals (struct trace_end)
  *
  * All multi-byte fields are little-endian, fixed width. A file without
@@ -40,6 +43,7 @@ enum trace_chunk_type {
 	TRACE_CHUNK_NOTE = 5,
 	TRACE_CHUNK_END = 6,
 	TRACE_CHUNK_PROCS = 7,		/* older readers skip it (unknown type) */
+	TRACE_CHUNK_MAPS = 8,		/* likewise */
 };
 
 /* trace_header.flags */
@@ -139,6 +143,29 @@ struct trace_proc {
 	char comm[16];			/* NUL-padded process / thread name */
 };
 
+/* TRACE_CHUNK_MAPS payload: trace_maps_hdr, then n x entry_size bytes
+ * (struct trace_map; a longer entry from a newer writer still reads).
+ * The executable file mappings of one or more recorded processes, written
+ * when record first sees a process and again when its executable
+ * changes (exec): the entries of a later chunk for a pid replace the
+ * earlier ones. A stack record's ips of process pid are symbolized
+ * against them (report --folded). */
+struct trace_maps_hdr {
+	uint32_t n;
+	uint32_t entry_size;
+};
+
+#define TRACE_MAP_PATH		256
+
+struct trace_map {
+	uint32_t pid;			/* tgid */
+	uint32_t build_id_len;		/* bytes used in build_id[], 0 = none */
+	uint64_t start, end;		/* the executable mapping [start, end) */
+	uint64_t offset;		/* its file offset (page aligned) */
+	uint8_t build_id[40];
+	char path[TRACE_MAP_PATH];	/* as /proc/PID/maps prints it (NUL-padded) */
+};
+
 /* TRACE_CHUNK_END payload. */
 enum trace_stop_reason {
 	TRACE_STOP_SIGNAL = 1,		/* SIGINT / SIGTERM */
@@ -183,6 +210,8 @@ int trace_writer__snapshot(struct trace_writer *w, const struct trace_snapshot *
 int trace_writer__note(struct trace_writer *w, const char *text);
 /* One TRACE_CHUNK_PROCS chunk of n entries (n may be 0: nothing written). */
 int trace_writer__procs(struct trace_writer *w, const struct trace_proc *p, size_t n);
+/* One TRACE_CHUNK_MAPS chunk of n entries (n may be 0: nothing written). */
+int trace_writer__maps(struct trace_writer *w, const struct trace_map *m, size_t n);
 /* Flush, write TRACE_CHUNK_END. */
 int trace_writer__end(struct trace_writer *w, const struct trace_end *e);
 uint64_t trace_writer__records(const struct trace_writer *w);
@@ -201,6 +230,7 @@ enum trace_item_type {
 	TRACE_ITEM_NOTE = 3,		/* item.note (NUL-terminated) */
 	TRACE_ITEM_END = 4,		/* item.end */
 	TRACE_ITEM_PROCS = 5,		/* item.procs, item.n_procs */
+	TRACE_ITEM_MAPS = 6,		/* item.maps, item.n_maps */
 };
 
 struct trace_item {
@@ -212,6 +242,8 @@ struct trace_item {
 	struct trace_end end;
 	const struct trace_proc *procs;	/* valid until next call */
 	size_t n_procs;
+	const struct trace_map *maps;	/* valid until next call */
+	size_t n_maps;
 };
 
 /* Open path, check the header, and read the manifest and plan chunks.

@@ -6,7 +6,8 @@
 # --fail-on around the top score (1 at it, 0 just above it); and
 # --html rendered in a real browser (Debian chromium, headless): the
 # screenshot is not blank and the DOM holds the top finding and the SVG
-# pictures. Chromium that cannot start skips (fails under CI=true).
+# pictures, the flame graph of WAIT time by stack among them. Chromium
+# that cannot start skips (fails under CI=true).
 set -u
 . tests/cli/lib.sh
 T=$(mktemp -d)
@@ -84,6 +85,13 @@ if html.escape(f['summary'], quote=False) not in dom:
     bad.append('the DOM lacks the top finding summary')
 if dom.count('<rect') < 5 or '<polyline' not in dom:
     bad.append('the DOM lacks the histogram bars or the series line')
+# the flame graph of WAIT time by stack (record --stacks is on by default)
+fg = dom.split('class="flamegraph"', 1)
+if len(fg) < 2:
+    bad.append('the DOM has no flame graph SVG')
+elif fg[1].split('</svg>', 1)[0].count('class="frame"') < 3 or \
+        '[wait:' not in fg[1].split('</svg>', 1)[0] or 'client_main' not in fg[1]:
+    bad.append('the flame graph lacks the demo frames (client_main, a [wait:EVENT] leaf)')
 for b in bad:
     print('FAIL: %s' % b)
 sys.exit(1 if bad else 0)
