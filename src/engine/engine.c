@@ -595,6 +595,7 @@ static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
 		out->procs_exited += s->procs_exited;
 		out->procs_excluded += s->procs_excluded;
 		out->lost_unjudged += s->lost_unjudged;
+		out->pred_moved += s->pred_moved;
 	}
 	return 0;
 }
@@ -618,6 +619,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 		err = sum_engine_stats(e, &out->engine);
 	if (err)
 		return err;
+	engine_count_idle(e, now);
 	out->engine.tombstones_swept = e->swept;
 	out->ts_ns = now;
 	out->n_desc = e->n_desc;
