@@ -11,10 +11,20 @@
 #   first confidence change, from the trace's change records), and the
 #   attach-only baseline: what `report` says with each model_suspect /
 #   model_stale finding read as its diagnosis (no controller);
+# - issue 14's cases the same way: tests/fixtures/validation/connpool.c
+#   (clean, STALE_USE, LEAK, WIDE, FASTPATH, HANDOFF) and ioshift.c (clean,
+#   MOVED), each under its clean build's contract;
+# - calibration (docs/validation.md "Calibrated confidence"): every
+#   descriptor of every run is one finding (its end state, its events);
+#   right = a stale/suspect state on the mutated descriptor, the initial
+#   state elsewhere; per (state, evidence bucket) the observed fraction
+#   right, predicted vs observed and the Brier score ->
+#   bench/results/calibration.json (the table src/validate/calibration.c
+#   ships is fitted from it);
 # - false alarms: the demo (build/demo/probity-demo under its manifest,
 #   --duration 2) with --pathology none and leak, DEMO_RUNS times each
 #   (default 20): runs with any confidence change.
-# About 7 minutes with the defaults. Not run by `make test` or `make bench`.
+# About 11 minutes with the defaults. Not run by `make test` or `make bench`.
 set -eu
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +66,29 @@ for v in clean BORROWED DOUBLE_PUT STALE_HANDLE RECYCLE LATE_CLOSE BYTES; do
 	done
 	echo "mutations: $v done" >&2
 done
+DATA=/var/tmp
+for v in clean STALE_USE LEAK WIDE FASTPATH HANDOFF; do
+	b="$BUILD/fixtures/connpool_$v"
+	sed "s|@BINARY@|$b|" tests/fixtures/validation/connpool.manifest.yaml >"$W/cp$v.tmpl"
+	scripts/fill-build-id.sh "$W/cp$v.tmpl" "$b" "$W/cp$v.yaml"
+	i=0
+	while [ $i -lt "$MUT_RUNS" ]; do
+		one "connpool_$v" $i "$W/cp$v.yaml" -- "$b" 1.5
+		i=$((i + 1))
+	done
+	echo "mutations: connpool $v done" >&2
+done
+for v in clean MOVED; do
+	b="$BUILD/fixtures/ioshift_$v"
+	sed "s|@BINARY@|$b|" tests/fixtures/validation/ioshift.manifest.yaml >"$W/io$v.tmpl"
+	scripts/fill-build-id.sh "$W/io$v.tmpl" "$b" "$W/io$v.yaml"
+	i=0
+	while [ $i -lt "$MUT_RUNS" ]; do
+		one "ioshift_$v" $i "$W/io$v.yaml" -- "$b" 2 "$DATA"
+		i=$((i + 1))
+	done
+	echo "mutations: ioshift $v done" >&2
+done
 for path in none leak; do
 	i=0
 	while [ $i -lt "$DEMO_RUNS" ]; do
@@ -81,7 +114,16 @@ MUT = {
     "RECYCLE": ("obj_get", "generation_overlap", "release path moved: objects recycled with a new epoch"),
     "LATE_CLOSE": ("lease_open", "expect_timeout", "close path moved to a 200 ms reaper"),
     "BYTES": ("q_push", "over_capacity", "queue units changed from objects to bytes"),
+    "connpool_clean": (None, None, "issue 14's connection pool, the contract's own build"),
+    "connpool_STALE_USE": ("conn_use", "use_not_acquired", "use after release on a LIFO free list"),
+    "connpool_LEAK": (None, None, "1 in 50 connections leaked, the pool replenishes (a leak, not a model change)"),
+    "connpool_WIDE": ("conn_get", "over_capacity", "12 busy workers on a pool of 16 under capacity 8"),
+    "connpool_FASTPATH": ("conn_get", "acquire_bypassed", "probed pool_get inlined on the common path"),
+    "connpool_HANDOFF": (None, None, "async handoff before USE (a correct program)"),
+    "ioshift_clean": (None, None, "a cache miss preads its page, the contract's own build"),
+    "ioshift_MOVED": ("read_miss", "prediction_failed", "the I/O moved to another thread"),
 }
+EXPECT = {"connpool_LEAK": "leak finding"}
 
 def load(name, n):
     p = os.path.join(W, "%s.%d" % (name, n))
@@ -92,6 +134,69 @@ def load(name, n):
             return None
     return {"rc": int(open(p + ".rc").read()), "health": j("health"), "report": j("report"),
             "start": int(open(p + ".start").read() or 0)}
+
+# calibration: every descriptor of every run is one finding
+BUCKETS = [(0, 1000, "<1e3"), (1000, 10000, "1e3-1e4"), (10000, 1 << 62, ">=1e4")]
+CAL = {}
+
+def bucket(ev):
+    for lo, hi, name in BUCKETS:
+        if lo <= ev < hi:
+            return name
+    return BUCKETS[-1][2]
+
+def calib_add(v, want, h):
+    if h is None:
+        return
+    for x in h["descriptors"]:
+        broken = x["id"] == want
+        flagged = x["state"] in ("suspect", "stale")
+        right = flagged == broken and (broken or x["state"] == x["initial"])
+        k = (x["state"], bucket(x["events"]))
+        c = CAL.setdefault(k, [0, 0])
+        c[0] += 1
+        c[1] += right
+
+def calibration_write():
+    """fit per (state, bucket): observed fraction right (add-one smoothed
+    toward 1/2 so a cell of a few runs is not 0 or 1); the uncalibrated
+    prediction is the fixed certainty 1.0 of a state; Brier of both"""
+    cells, b_raw, b_cal, n_all = [], 0.0, 0.0, 0
+    for (st, bk), (n, right) in sorted(CAL.items()):
+        p = (right + 1) / (n + 2)
+        cells.append({"state": st, "events": bk, "findings": n, "right": right,
+                      "observed": round(right / n, 4), "calibrated": round(p, 4),
+                      "predicted_uncalibrated": 1.0})
+        b_raw += (1 - 1.0) ** 2 * right + (0 - 1.0) ** 2 * (n - right)
+        b_cal += (1 - p) ** 2 * right + (0 - p) ** 2 * (n - right)
+        n_all += n
+    out = {"benchmark": "calibration", "machine": machine(root),
+           "method": ("bench/mutations.sh: every descriptor of every mutation/connpool/ioshift run "
+                      "is one finding (its end state after the run, its events); right = stale or "
+                      "suspect on the mutated descriptor, its initial state on every other "
+                      "descriptor; calibrated = (right + 1) / (findings + 2) per (state, events "
+                      "bucket); Brier over all findings, in-sample"),
+           "buckets": [b[2] for b in BUCKETS], "cells": cells, "findings": n_all,
+           "brier_uncalibrated": round(b_raw / n_all, 4) if n_all else None,
+           "brier_calibrated": round(b_cal / n_all, 4) if n_all else None}
+    json.dump(out, open(os.path.join(root, "bench/results/calibration.json"), "w"), indent=2)
+    # the table src/validate/calibration.c ships
+    ST = {"candidate": "PB_CONF_CANDIDATE", "validated": "PB_CONF_VALIDATED",
+          "suspect": "PB_CONF_SUSPECT", "stale": "PB_CONF_STALE", "degraded": "PB_CONF_DEGRADED"}
+    lo_hi = {name: (lo, hi) for lo, hi, name in BUCKETS}
+    with open(os.path.join(root, "src/validate/calibration_table.h"), "w") as h:
+        h.write("/* SPDX-License-Identifier: BSD-2-Clause */\n"
+                "/* calibration_table.h: written by bench/mutations.sh from its runs\n"
+                " * (bench/results/calibration.json); included by calibration.c only.\n"
+                " * state, events [lo, hi), findings, right */\n")
+        for c in cells:
+            lo, hi = lo_hi[c["events"]]
+            h.write("{ %s, %dull, %dull, %d, %d },\n" % (ST[c["state"]], lo, hi, c["findings"], c["right"]))
+    print("calibration: %d findings, Brier %.4f uncalibrated -> %.4f calibrated" % (
+        n_all, out["brier_uncalibrated"] or 0, out["brier_calibrated"] or 0))
+    for c in cells:
+        print("  %-10s %-8s %4d findings, %4d right: %.3f" % (c["state"], c["events"], c["findings"],
+                                                           c["right"], c["calibrated"]))
 
 def finding_kind(k):
     return "leak finding" if k == "leak" else "other finding"
@@ -134,13 +239,14 @@ res = {"benchmark": "mutations", "machine": machine(root), "wall_s": wall,
                   "confidence change ts - trace start (CLOCK_MONOTONIC, header start_mono_ns)" % mut_runs),
        "outcomes": OUT, "mutations": {}}
 for v, (want, inv, what) in MUT.items():
-    expected = "none" if v == "clean" else "stale"
+    expected = EXPECT.get(v, "stale" if want else "none")
     cm = {o: 0 for o in OUT + ["error"]}
     base = {o: 0 for o in OUT + ["error"]}
     lats, slats, named, others, rcs, kinds = [], [], 0, 0, [], {}
     for n in range(mut_runs):
         r = load(v, n)
         obs, b, lat, h = observe(r)
+        calib_add(v, want, h)
         cm[obs] += 1
         base[b] += 1
         rcs.append(r["rc"])
@@ -199,6 +305,7 @@ for path in ("none", "leak"):
                                  "runs_with_leak_as_first_finding": lead,
                                  "violations_by_descriptor_all_runs": by}
 res["false_alarms_demo"] = demo
+calibration_write()
 json.dump(res, open(os.path.join(root, "bench/results/mutations.json"), "w"), indent=2)
 print("mutations: wrote bench/results/mutations.json (%d s)" % wall)
 for v, e in res["mutations"].items():

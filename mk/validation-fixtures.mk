@@ -39,7 +39,7 @@ TEST_FIXTURES += $(BUILD)/fixtures/sharedpin
 
 # the connection-pool service of issue 14 (tests/fixtures/validation/
 # connpool.c): the clean build and one binary per variant switch
-CONNPOOL := STALE_USE LEAK FASTPATH
+CONNPOOL := STALE_USE LEAK WIDE FASTPATH HANDOFF
 
 $(BUILD)/fixtures/connpool_clean: tests/fixtures/validation/connpool.c mk/validation-fixtures.mk | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -50,3 +50,15 @@ $(BUILD)/fixtures/connpool_%: tests/fixtures/validation/connpool.c mk/validation
 	$(VAL_FIX_CC) -pthread -D$* -o $@ $<
 
 TEST_FIXTURES += $(BUILD)/fixtures/connpool_clean $(foreach m,$(CONNPOOL),$(BUILD)/fixtures/connpool_$(m))
+
+# the seed's "I/O moved to another thread" mutation (tests/fixtures/
+# validation/ioshift.c): the clean build and -DMOVED
+$(BUILD)/fixtures/ioshift_clean: tests/fixtures/validation/ioshift.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -o $@ $<
+
+$(BUILD)/fixtures/ioshift_MOVED: tests/fixtures/validation/ioshift.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -DMOVED -o $@ $<
+
+TEST_FIXTURES += $(BUILD)/fixtures/ioshift_clean $(BUILD)/fixtures/ioshift_MOVED

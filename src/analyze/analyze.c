@@ -77,7 +77,8 @@ struct analysis *analysis__new(const struct manifest *m, const struct analysis_o
 	a->series = calloc(n_res, sizeof(*a->series));
 	a->use_unmatched = calloc(n_res, sizeof(uint64_t));
 	a->release_unmatched = calloc(n_res, sizeof(uint64_t));
-	if (!a->conf || !a->snap_desc || !a->ev_desc || !a->snap_res || !a->series ||
+	a->leak = calloc(n_res, sizeof(*a->leak));
+	if (!a->conf || !a->leak || !a->snap_desc || !a->ev_desc || !a->snap_res || !a->series ||
 	    !a->use_unmatched || !a->release_unmatched) {
 		analysis__free(a);
 		errno = ENOMEM;
@@ -129,6 +130,7 @@ void analysis__free(struct analysis *a)
 			free(a->series[i].v);
 	free(a->series);
 	free(a->conf);
+	free(a->leak);
 	free(a->snap_desc);
 	free(a->ev_desc);
 	free(a->snap_res);
@@ -163,6 +165,22 @@ int analysis__set_confidence(struct analysis *a, uint32_t descriptor, enum pb_co
 	if (a->finished)
 		return -EBUSY;
 	a->conf[descriptor] = c;
+	return 0;
+}
+
+int analysis__set_leak(struct analysis *a, uint32_t descriptor, const struct confidence_leak *l)
+{
+	int r;
+
+	if (!a || !l || descriptor >= a->m->n_events)
+		return -EINVAL;
+	if (a->finished)
+		return -EBUSY;
+	r = a->m->events[descriptor].resource_idx;
+	if (r < 0 || (size_t)r >= a->m->n_resources)
+		return -EINVAL;
+	if (l->windows >= a->leak[r].windows)
+		a->leak[r] = *l;
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include "contract/manifest.h"
 #include "engine/events.h"
+#include "validate/confidence.h"
 
 struct analysis;
 
@@ -121,6 +122,11 @@ void analysis__set_procs(struct analysis *a, const struct trace_proc *p, size_t 
 
 /* Override a descriptor's confidence (default: the manifest's). */
 int analysis__set_confidence(struct analysis *a, uint32_t descriptor, enum pb_confidence c);
+
+/* The confidence controller's leak hypothesis for an ACQUIRE descriptor:
+ * over_capacity explained by leaked holdings (docs/validation.md "Leak or
+ * broken model"); the leak finding of its resource quotes it. */
+int analysis__set_leak(struct analysis *a, uint32_t descriptor, const struct confidence_leak *l);
 
 /* Compute the ranked findings (idempotent; later add_* calls are refused
  * with -EBUSY). Returns the number of findings or -errno. */

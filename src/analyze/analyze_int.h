@@ -65,6 +65,7 @@ struct analysis {
 	const struct manifest *m;
 	struct analysis_opts o;
 	enum pb_confidence *conf;	/* per descriptor */
+	struct confidence_leak *leak;	/* per resource: over_capacity explained by leaks */
 	struct analysis_counts c;
 	uint64_t win_start, win_end;
 

@@ -92,6 +92,36 @@ static struct finding *new_finding(struct analysis *a, enum finding_kind k, size
 
 /* ---- what a finding rests on ---------------------------------------------- */
 
+/* The calibrated certainty of the weakest descriptor a finding rests on
+ * (docs/validation.md "Calibrated confidence"): shown, not yet in the
+ * score (the fixed factors still rank). */
+static void calibrated(struct analysis *a, struct finding *f)
+{
+	const struct finding_desc *w = NULL;
+	double low = 2.0;
+	uint32_t n = 0, wn = 0;
+	uint64_t wev = 0;
+	size_t i;
+
+	for (i = 0; i < f->n_descs; i++) {
+		const struct pb_desc_stats *ds = analysis__desc_stats(a, f->descs[i].descriptor);
+		uint64_t ev = ds ? ds->events : 0;
+		double p = confidence__calibrated(f->descs[i].confidence, ev, &n);
+
+		if (p >= 0 && p < low) {
+			low = p;
+			w = &f->descs[i];
+			wn = n;
+			wev = ev;
+		}
+	}
+	if (w)
+		ev_add(f, "calibrated_certainty", low, "",
+		       "calibrated certainty %.2f: %s descriptor %s with %llu events (of %u such "
+		       "descriptors in bench/mutations.sh, this share was right)",
+		       low, pb_confidence_str(w->confidence), w->id, (unsigned long long)wev, wn);
+}
+
 /* attach the descriptors of r of the kinds in mask; label and confidence */
 static void rest_on(struct analysis *a, struct finding *f, size_t r, unsigned mask,
 		    const bool *only)
@@ -130,6 +160,7 @@ static void rest_on(struct analysis *a, struct finding *f, size_t r, unsigned ma
 		f->label = strdup(label);
 	}
 	f->certainty *= cf;
+	calibrated(a, f);
 	if (stale)
 		f->kind = FINDING_MODEL_STALE;
 	else if (suspect)
@@ -497,6 +528,25 @@ static void leak_lifetimes(const struct analysis *a, struct finding *f, size_t r
 	}
 }
 
+/* The confidence controller's leak hypothesis held: the excess over the
+ * capacity is the leaked holdings, not a wrong model (docs/validation.md
+ * "Leak or broken model"). */
+static void leak_capacity(struct analysis *a, struct finding *f, size_t r)
+{
+	const struct confidence_leak *l = &a->leak[r];
+	const char *u = a->m->resources[r].units ? a->m->resources[r].units : "units";
+
+	ev_add(f, "capacity_explained", (double)l->leaked, "holdings",
+	       "units held exceed declared capacity %llu because %llu leaked holdings are still "
+	       "counted (%lld %s held; idle >= %.1f ms, 16x the %.2f ms under which 99.9%% of "
+	       "holds ended; %llu over_capacity violations in %llu windows not counted against "
+	       "the model)",
+	       (unsigned long long)l->capacity, (unsigned long long)l->leaked,
+	       (long long)l->units_held, u, (double)l->threshold_ns / 1e6,
+	       (double)l->hold_edge_ns / 1e6, (unsigned long long)l->violations,
+	       (unsigned long long)l->windows);
+}
+
 void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
 		     uint64_t t_start)
 {
@@ -512,7 +562,8 @@ void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_
 	 * a leak, so credit resources get no leak diagnosis */
 	if (!e->has_acquire_desc || !e->has_release_desc || res->class == PB_CLASS_CREDIT)
 		return;
-	if (!leak_growth(a, r, e, dur_ns, t_start, &growth, &quality, &slope, &r2))
+	if (!leak_growth(a, r, e, dur_ns, t_start, &growth, &quality, &slope, &r2) &&
+	    !a->leak[r].windows)
 		return;
 	ref = res->has_capacity && res->capacity >= 8 ? (double)res->capacity : 64;
 	f = new_finding(a, FINDING_LEAK, r);
@@ -539,6 +590,8 @@ void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_
 		ev_add(f, "capacity", (double)res->capacity, res->units ? res->units : "units",
 		       "declared capacity %llu %s", (unsigned long long)res->capacity,
 		       res->units ? res->units : "units");
+	if (a->leak[r].windows)
+		leak_capacity(a, f, r);
 	if (e->lives)
 		leak_lifetimes(a, f, r, e);
 	rest_on(a, f, r, (1u << PB_EV_ACQUIRE) | (1u << PB_EV_RELEASE), NULL);

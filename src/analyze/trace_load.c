@@ -29,7 +29,8 @@ static int load_items(struct loaded_trace *lt)
 				return ret;
 			break;
 		case TRACE_ITEM_SNAPSHOT:
-			ret = confidence__snapshot(lt->conf, it.snap.ts_ns, it.snap.desc, it.snap.n_desc);
+			ret = confidence__snapshot_res(lt->conf, it.snap.ts_ns, it.snap.desc,
+						       it.snap.n_desc, it.snap.res, it.snap.n_res);
 			if (ret == -ENOMEM)
 				return ret;
 			ret = analysis__add_snapshot(lt->analysis, it.snap.ts_ns, it.snap.desc,
@@ -72,18 +73,28 @@ static int start_confidence(struct loaded_trace *lt)
 {
 	struct confidence_opts co = { 0 };
 	enum pb_confidence *init;
+	uint32_t *ev;
 	size_t i;
 
 	init = calloc(lt->n_descs ? lt->n_descs : 1, sizeof(*init));
-	if (!init)
+	ev = calloc(lt->n_descs ? lt->n_descs : 1, sizeof(*ev));
+	if (!init || !ev) {
+		free(init);
+		free(ev);
 		return -ENOMEM;
-	for (i = 0; i < lt->n_descs; i++)
+	}
+	for (i = 0; i < lt->n_descs; i++) {
 		init[i] = lt->descs[i].confidence <= PB_CONF_DEGRADED ?
 			  (enum pb_confidence)lt->descs[i].confidence : PB_CONF_CANDIDATE;
+		ev[i] = lt->descs[i].event;
+	}
+	co.manifest = lt->manifest;	/* the leak hypothesis */
+	co.desc_event = ev;
 	if (!(lt->header.flags & TRACE_F_SPAWNED))
 		co.grace_ns = CONFIDENCE_ATTACH_GRACE_NS;
 	lt->conf = confidence__new(lt->n_descs, init, &co);
 	free(init);
+	free(ev);
 	return lt->conf ? 0 : -errno;
 }
 
@@ -162,9 +173,13 @@ int loaded_trace__load(struct loaded_trace *lt, const char *path,
 	/* what the run showed overrides what the plan believed */
 	for (i = 0; i < lt->n_descs; i++) {
 		enum pb_confidence st = confidence__state(lt->conf, (uint32_t)i);
+		struct confidence_leak lk;
 
 		if (pd[i].event < lt->manifest->n_events && st != confidence__initial(lt->conf, (uint32_t)i))
 			analysis__set_confidence(lt->analysis, pd[i].event, st);
+		if (pd[i].event < lt->manifest->n_events &&
+		    confidence__leak(lt->conf, (uint32_t)i, &lk))
+			analysis__set_leak(lt->analysis, pd[i].event, &lk);
 	}
 	if (!trace_reader__ended_cleanly(lt->reader)) {
 		const char *why = trace_reader__cut_reason(lt->reader);

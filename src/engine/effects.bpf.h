@@ -397,6 +397,12 @@ int BPF_PROG(pb_block_bio_queue, struct bio *bio)
 	t = thread_get((__u32)pid_tgid, false);
 	if (t)
 		t->n_io++;
+	{
+		__u32 tgid = (__u32)(pid_tgid >> 32);
+		__u64 now = bpf_ktime_get_ns();
+
+		bpf_map_update_elem(&proc_io_ts, &tgid, &now, BPF_ANY);
+	}
 	return 0;
 }
 

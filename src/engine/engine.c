@@ -602,6 +602,7 @@ static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
 		out->stacks_lost += s->stacks_lost;
 		out->stacks_failed += s->stacks_failed;
 		out->stacks_truncated += s->stacks_truncated;
+		out->pred_moved += s->pred_moved;
 	}
 	return 0;
 }
@@ -625,6 +626,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 		err = sum_engine_stats(e, &out->engine);
 	if (err)
 		return err;
+	engine_count_idle(e, now);
 	out->engine.tombstones_swept = e->swept;
 	out->ts_ns = now;
 	out->n_desc = e->n_desc;

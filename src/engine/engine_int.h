@@ -14,6 +14,7 @@
 #define ENGINE_STACKS_RINGBUF	(4u << 20)	/* aggregate mode with stacks (record --stacks) */
 #define ENGINE_MAX_NOTES	16
 #define ENGINE_SWEEP_MAX	4096	/* expired tombstones charged per snapshot */
+#define ENGINE_IDLE_SCAN_MAX	(1u << 20)	/* instance entries read per snapshot */
 #define ENGINE_DEFAULT_INSTANCES 65536
 #define ENGINE_DEFAULT_PROCS	4096
 
@@ -40,6 +41,7 @@ struct engine {
 	uint64_t exit_swept_ts;	/* exited before this: instances swept */
 	int cgroup_fd;		/* --cgroup directory, or -1 */
 	struct pb_inst_key *expired;
+	uint64_t idle_ring[PB_IDLE_SLOTS];	/* previous snapshot times, newest first */
 	char *notes[ENGINE_MAX_NOTES];
 	size_t n_notes;
 	/* current poll */
@@ -50,6 +52,10 @@ struct engine {
 
 /* Log a warning and keep it for engine__note(). */
 void engine_note(struct engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* engine_idle.c: the idle holdings of each resource into e->res (after
+ * the sums), then now becomes the newest previous snapshot. */
+void engine_count_idle(struct engine *e, uint64_t now);
 
 /* procs.c */
 /* --cgroup: the directory in slot 0 of cgroup_filter (after load). */

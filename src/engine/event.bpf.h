@@ -242,6 +242,7 @@ static __always_inline void acquire_joined(const struct pb_descriptor *d, const 
 					   struct ev_out *o)
 {
 	__sync_fetch_and_add(&st->units, (__s64)o->units);
+	st->touch_ts = c->now;
 	o->gen = st->generation;
 	o->owner = st->owner_tid;
 	o->flags |= PB_RF_SHARED_HOLD;
@@ -269,6 +270,7 @@ static __always_inline void acquire_replaced(const struct pb_descriptor *d,
 	cap_add(d, c, ds, o->res, (__s64)o->units - st->cap_units, o->instance, o->gen);
 	st->generation = o->gen;
 	st->acquire_ts = c->now;
+	st->touch_ts = c->now;
 	st->units = (__s64)o->units;
 	st->cap_units = (__s64)o->units;
 	st->owner_tid = (__u32)c->pid_tgid;
@@ -315,6 +317,7 @@ static __always_inline void judge_acquire(const struct pb_descriptor *d, const s
 		o->gen = next_generation(o->res);	/* unused when it joins */
 	ns.generation = o->gen;
 	ns.acquire_ts = c->now;
+	ns.touch_ts = c->now;
 	ns.units = (__s64)o->units;
 	ns.cap_units = (__s64)o->units;
 	ns.owner_tid = tid;
@@ -376,6 +379,7 @@ static __always_inline void judge_use(const struct pb_descriptor *d, const struc
 		if (!(d->flags & PB_DF_GEN_COUNTER))
 			o->gen = st->generation;
 		o->owner = st->owner_tid;
+		st->touch_ts = c->now;
 		expect_check(st, EV_USE, false, c, o->instance);
 		expect_arm(st, d, c);
 	} else if (!(d->flags & PB_DF_EXT_OWNED)) {
@@ -445,6 +449,7 @@ static __always_inline void judge_release(const struct pb_descriptor *d, const s
 		bpf_map_delete_elem(&instances, key);
 		rs->live_instances--;
 	} else {
+		st->touch_ts = c->now;
 		expect_check(st, EV_RELEASE, false, c, o->instance);
 	}
 	release_thread_hold(c, o);

@@ -23,7 +23,9 @@
 					 *    invariant 6 prediction_failed
 					 * 5: pb_res_stats.exit_ended/exit_outlived,
 					 *    pb_engine_stats.proc_* (many processes)
-					 * 6: PB_REC_STACK, pb_engine_stats.stacks_* */
+					 * 6: PB_REC_STACK, pb_engine_stats.stacks_*,
+					 *    pb_res_stats.idle_* (leak hypothesis),
+					 *    pb_engine_stats.pred_moved */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -132,6 +134,10 @@ enum pb_invariant {
 	PB_INV_OVER_CAPACITY = 5,	/* an ACQUIRE left the units held over the capacity */
 	PB_INV_PREDICTION_FAILED = 6,	/* a predicted OS effect did not happen (v4; the
 					 * rate is judged over pred_checked, not events) */
+	PB_INV_ACQUIRE_BYPASSED = 7,	/* judged in user space, never counted by BPF: RELEASEs
+					 * of instances never acquired outnumber the ACQUIREs
+					 * (the probed ACQUIRE is bypassed: inlined, split);
+					 * charged to the ACQUIRE descriptor */
 	PB_INV__COUNT,
 };
 #define PB_INV_SLOTS		8	/* pb_desc_stats.violations[] length (room to grow) */
@@ -144,6 +150,9 @@ enum pb_invariant {
 #define PB_FX_SLOTS		4
 #define PB_FX_CALL_MASK		0x7	/* effects judged over the call (entry -> return) */
 
+#define PB_VIOL_FX_MOVED	0x100u	/* pb_rec_violation.detail of PREDICTION_FAILED: the
+					 * effect happened on another thread of the process
+					 * during the call (it moved) */
 #define PB_VIOL_SAMPLES_PER_SEC	8	/* PB_REC_VIOLATION records per descriptor per second */
 
 struct pb_rec_violation {
@@ -226,6 +235,8 @@ struct pb_desc_stats {
 	__u64 pred_unjudged[PB_FX_SLOTS];
 };
 
+#define PB_IDLE_SLOTS		8	/* previous snapshots the idle holdings are counted since */
+
 /* Per resource gauges (kept by the engine, sampled by user space). */
 struct pb_res_stats {
 	__s64 live_instances;	/* ACQUIREd generations not yet RELEASEd */
@@ -245,6 +256,14 @@ struct pb_res_stats {
 	__u64 exit_outlived;	/* shared-scope instances whose acquiring process
 				 * exited while they were held: leak candidates */
 	__s64 exit_units;	/* units of the exit_ended instances */
+	/* v6, appended: the leak hypothesis (docs/validation.md "Leak or
+	 * broken model"). Filled by user space at each snapshot from the
+	 * instance map: idle_n[k] live generations not touched (no ACQUIRE,
+	 * USE or RELEASE of theirs) since idle_ts[k], the time of the k+1-th
+	 * previous snapshot (0 = none yet), holding idle_units[k] units. */
+	__u64 idle_ts[PB_IDLE_SLOTS];
+	__u64 idle_n[PB_IDLE_SLOTS];
+	__s64 idle_units[PB_IDLE_SLOTS];
 };
 
 /* Ring-buffer and map health (one entry, summed over CPUs). */
@@ -275,6 +294,9 @@ struct pb_engine_stats {
 	__u64 stacks_lost;	/* ring buffer full: stack record dropped */
 	__u64 stacks_failed;	/* bpf_get_stack found no user stack */
 	__u64 stacks_truncated;	/* deeper than PB_STACK_DEPTH: outer frames cut */
+	__u64 pred_moved;	/* failed block_io predictions whose process queued
+				 * block I/O on another thread during the call
+				 * (PB_VIOL_FX_MOVED) */
 };
 
 /* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared
@@ -324,6 +346,8 @@ struct pb_inst_state {
 	__s64 cap_units;	/* units this generation holds against the capacity */
 	__u32 owner_tgid;	/* process of owner_tid */
 	__u32 outlived;		/* shared scope: counted in exit_outlived */
+	__u64 touch_ts;		/* last ACQUIRE/USE/RELEASE of this generation
+				 * (idle holdings: the leak hypothesis) */
 };
 
 /* ---- tracked processes (map "procs", keyed by tgid) ----

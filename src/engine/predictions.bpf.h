@@ -5,16 +5,30 @@
  * Included by engine.bpf.c.
  */
 
+/* Per tracked process: when one of its threads last queued block I/O. A
+ * failed block_io prediction whose process queued I/O on another thread
+ * during the call is marked moved (PB_VIOL_FX_MOVED): the effect moved to
+ * another thread, a model change, not "no I/O" (docs/validation.md
+ * "Mutation classes"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} proc_io_ts SEC(".maps");
+
 static __always_inline void pred_failed(struct pb_desc_stats *ds, __u32 di, __u16 res,
 					__u8 kind, __u32 fx, const struct ev_ctx *c, __u32 tid,
 					__u64 instance, __u64 dur, bool with_args)
 {
+	__u32 detail = fx;
+
 	fx &= PB_FX_SLOTS - 1;
 	ds->pred_checked[fx]++;
 	ds->pred_failed[fx]++;
 	ds->violations[PB_INV_PREDICTION_FAILED]++;
 	viol_sample(di, res, kind, PB_INV_PREDICTION_FAILED, c, tid, instance, 0, dur, 0,
-		    with_args, fx);
+		    with_args, detail);
 }
 
 /* The thread's pending wakes_waiter (a RELEASE while a waiter was asleep)
@@ -76,11 +90,20 @@ static __always_inline void judge_call_effects(const struct pb_descriptor *d,
 			now_v = t->n_faults;
 			then_v = c->fx.faults;
 		}
-		if (now_v != then_v)
+		if (now_v != then_v) {
 			ds->pred_checked[fx]++;
-		else
-			pred_failed(ds, c->descriptor, d->resource, d->kind, fx, c,
+		} else {
+			__u32 tgid = (__u32)(c->pid_tgid >> 32);
+			__u64 *io = fx == PB_FX_BLOCK_IO_BIT ?
+				    bpf_map_lookup_elem(&proc_io_ts, &tgid) : NULL;
+			__u32 moved = io && *io + dur >= c->now ? PB_VIOL_FX_MOVED : 0;
+			struct pb_engine_stats *es = moved ? estats() : NULL;
+
+			if (es)
+				es->pred_moved++;
+			pred_failed(ds, c->descriptor, d->resource, d->kind, fx | moved, c,
 				    (__u32)c->pid_tgid, instance, dur, true);
+		}
 	}
 }
 

@@ -333,15 +333,20 @@ static int start_confidence(struct recorder *r)
 {
 	struct confidence_opts co = { 0 };
 	enum pb_confidence *init = calloc(r->p->n_descriptors + 1, sizeof(*init));
+	uint32_t *ev = calloc(r->p->n_descriptors + 1, sizeof(*ev));
 	int err = 0;
 	size_t i;
 
-	if (!init) {
+	if (!init || !ev) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < r->p->n_descriptors; i++)
+	for (i = 0; i < r->p->n_descriptors; i++) {
 		init[i] = r->p->descriptors[i].confidence;
+		ev[i] = (uint32_t)r->p->descriptors[i].event;
+	}
+	co.manifest = r->m;	/* the leak hypothesis */
+	co.desc_event = ev;
 	if (!r->child)	/* instances may predate the attach (report uses the same) */
 		co.grace_ns = CONFIDENCE_ATTACH_GRACE_NS;
 	r->conf = confidence__new(r->p->n_descriptors, init, &co);
@@ -351,6 +356,7 @@ out:
 	if (err)
 		say(r, PB_LOG_ERROR, "cannot start the confidence controller: %s", strerror(-err));
 	free(init);
+	free(ev);
 	return err;
 }
 
@@ -376,7 +382,8 @@ static void judge_snapshot(struct recorder *r)
 	char note[512];
 
 	confidence__changes(r->conf, &before);
-	if (confidence__snapshot(r->conf, r->snap.ts_ns, r->snap.desc, r->snap.n_desc) <= 0)
+	if (confidence__snapshot_res(r->conf, r->snap.ts_ns, r->snap.desc, r->snap.n_desc,
+				     r->snap.res, r->snap.n_res) <= 0)
 		return;
 	ch = confidence__changes(r->conf, &n);
 	for (i = before; i < n; i++) {

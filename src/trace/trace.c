@@ -31,7 +31,7 @@ _Static_assert(sizeof(struct pb_desc_stats) ==
 		       64 + 8 * PB_HIST_BUCKETS + 56 + 8 * PB_INV_SLOTS + 24 * PB_FX_SLOTS,
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
-_Static_assert(sizeof(struct pb_res_stats) == 96, "pb_res_stats layout");	/* 72 before v5 */
+_Static_assert(sizeof(struct pb_res_stats) == 96 + 24 * PB_IDLE_SLOTS, "pb_res_stats layout");	/* 72 before v5, 96 before v6 */
 
 #define TRACE_REC_BUF	(256u << 10)	/* records per chunk: at most this many bytes */
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "common/array.h"
 #include "validate/confidence.h"
+#include "validate/leak_int.h"
 
 struct desc_state {
 	enum pb_confidence initial, state;
@@ -36,6 +37,7 @@ struct confidence {
 	size_t n_changes, cap_changes;
 	uint64_t first_ts;
 	bool seen;
+	struct leak_model *leak;	/* NULL: the leak hypothesis is off */
 };
 
 const char *pb_invariant_str(int inv)
@@ -48,6 +50,7 @@ const char *pb_invariant_str(int inv)
 	case PB_INV_EXPECT_TIMEOUT: return "expect_timeout";
 	case PB_INV_OVER_CAPACITY: return "over_capacity";
 	case PB_INV_PREDICTION_FAILED: return "prediction_failed";
+	case PB_INV_ACQUIRE_BYPASSED: return "acquire_bypassed";
 	default: return "unknown";
 	}
 }
@@ -97,7 +100,9 @@ struct confidence *confidence__new(size_t n_desc, const enum pb_confidence *init
 		c->o.promote_windows = c->o.recover_windows;
 	c->n_desc = n_desc;
 	c->d = calloc(n_desc ? n_desc : 1, sizeof(*c->d));
-	if (!c->d) {
+	c->leak = opts && opts->manifest ? leak_model__new(opts->manifest, opts->desc_event, n_desc) : NULL;
+	if (!c->d || (opts && opts->manifest && !c->leak)) {
+		free(c->d);
 		free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -116,6 +121,7 @@ void confidence__free(struct confidence *c)
 		return;
 	free(c->d);
 	free(c->changes);
+	leak_model__free(c->leak);
 	free(c);
 }
 
@@ -154,6 +160,7 @@ struct window {
 	uint64_t viol[PB_INV_SLOTS];	/* [PB_INV_PREDICTION_FAILED] unused: see chk/fail */
 	bool pred_judged;		/* enough checks: the prediction rate counts */
 	bool in_grace;			/* closed within the attach grace */
+	uint64_t held;			/* over_capacity held back (leak hypothesis) */
 	uint64_t chk, fail;		/* predictions in the window (all effects) */
 	uint64_t chk_fx[PB_FX_SLOTS], fail_fx[PB_FX_SLOTS];
 };
@@ -161,6 +168,27 @@ struct window {
 static const char *effect_name(uint32_t fx)
 {
 	return fx < PB_FX__COUNT ? pb_effect_str((enum pb_effect)fx) : "?";
+}
+
+/* The effect moved: failed samples whose process did the effect on another
+ * thread during the call (PB_VIOL_FX_MOVED): a model change, not "no
+ * effect" (docs/validation.md "Mutation classes"). */
+static void moved_note(const struct desc_state *d, char *out, size_t len)
+{
+	uint32_t i, n = 0, moved = 0, fx = 0;
+
+	for (i = 0; i < d->n_samples; i++) {
+		if (d->samples[i].invariant != PB_INV_PREDICTION_FAILED)
+			continue;
+		if (!n++)
+			fx = d->samples[i].detail & 0xff;
+		if (d->samples[i].detail & PB_VIOL_FX_MOVED)
+			moved++;
+	}
+	if (moved * 2 > n)
+		snprintf(out, len, "; moved: in %u of %u samples another thread of the process did "
+			 "the effect during the call (a model change, not 'no %s')", moved, n,
+			 effect_name(fx));
 }
 
 static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_confidence to,
@@ -212,10 +240,12 @@ static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_c
 			     (unsigned long long)w->ev, (unsigned long long)viol, why);
 	}
 	if (s && inv == PB_INV_PREDICTION_FAILED && n > 0 && (size_t)n < sizeof(ch->reason))
-		snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
-			 "; first sample: tid %u instance 0x%llx %s not seen, call %llu ns",
-			 s->hdr.tid, (unsigned long long)s->instance, effect_name(s->detail),
-			 (unsigned long long)s->new_generation);
+		n += snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
+			      "; first sample: tid %u instance 0x%llx %s not seen, call %llu ns",
+			      s->hdr.tid, (unsigned long long)s->instance,
+			      effect_name(s->detail & 0xff), (unsigned long long)s->new_generation);
+	if (s && inv == PB_INV_PREDICTION_FAILED && n > 0 && (size_t)n < sizeof(ch->reason))
+		moved_note(d, ch->reason + n, sizeof(ch->reason) - (size_t)n);
 	else if (s && n > 0 && (size_t)n < sizeof(ch->reason))
 		snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
 			 "; first sample: tid %u instance 0x%llx generation %llu owner tid %u args 0x%llx 0x%llx 0x%llx",
@@ -238,7 +268,7 @@ static void count_evidence(struct desc_state *d, const struct window *w, uint64_
 	struct confidence_evidence *ev = &d->ev;
 
 	ev->windows++;
-	if (inv_total || w->fail || w->in_grace) {
+	if (inv_total || w->fail || w->in_grace || w->held) {
 		ev->clean_run = 0;
 		ev->run_events = ev->run_checked = 0;
 		if (inv_total || w->fail)
@@ -344,8 +374,48 @@ static int judge(struct confidence *c, uint32_t di, uint64_t ts, const struct wi
 	return promote(c, di, ts, w);
 }
 
+/* Descriptor di's cumulative counters as last seen, in the coupled view
+ * (leak_model__adjust: acquire_bypassed), graced violations apart. */
+static void take_counters(struct confidence *c, uint32_t di, const struct pb_desc_stats *cs,
+			  bool in_grace)
+{
+	struct desc_state *d = &c->d[di];
+	uint64_t events = cs->events, viol[PB_INV_SLOTS];
+	int k;
+
+	memcpy(viol, cs->violations, sizeof(viol));
+	leak_model__adjust(c->leak, di, &events, viol);
+	/* counters are cumulative; a smaller value is a restart: rebase */
+	if (events < d->last_events)
+		d->base_events = d->last_events = 0;
+	for (k = 0; k < PB_INV_SLOTS; k++) {
+		uint64_t v = viol[k];
+
+		if (v < d->last_viol[k])
+			d->base_viol[k] = d->last_viol[k] = d->graced[k] = 0;
+		if (in_grace && graceable(k))
+			d->graced[k] += v - d->last_viol[k];
+		d->last_viol[k] = v;
+	}
+	for (k = 0; k < PB_FX_SLOTS; k++) {
+		if (cs->pred_checked[k] < d->last_chk[k] || cs->pred_failed[k] < d->last_fail[k])
+			d->base_chk[k] = d->base_fail[k] = 0;
+		d->last_chk[k] = cs->pred_checked[k];
+		d->last_fail[k] = cs->pred_failed[k];
+		d->last_unj[k] = cs->pred_unjudged[k];
+	}
+	d->last_events = events;
+}
+
 int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 			 const struct pb_desc_stats *cum, size_t n_desc)
+{
+	return confidence__snapshot_res(c, ts_ns, cum, n_desc, NULL, 0);
+}
+
+int confidence__snapshot_res(struct confidence *c, uint64_t ts_ns,
+			     const struct pb_desc_stats *cum, size_t n_desc,
+			     const struct pb_res_stats *res, size_t n_res)
 {
 	size_t i;
 	int k, changes = 0, err;
@@ -356,33 +426,14 @@ int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 		c->seen = true;
 		c->first_ts = ts_ns;
 	}
+	leak_model__snapshot(c->leak, ts_ns, cum, n_desc, res, n_res);
 	for (i = 0; i < n_desc && i < c->n_desc; i++) {
 		struct desc_state *d = &c->d[i];
 		struct window w;
 		bool in_grace = c->o.grace_ns && ts_ns < c->first_ts + c->o.grace_ns;
 
 		memset(&w, 0, sizeof(w));
-		/* counters are cumulative; a smaller value is a restart: rebase */
-		if (cum[i].events < d->last_events)
-			d->base_events = d->last_events = 0;
-		for (k = 0; k < PB_INV_SLOTS; k++) {
-			uint64_t v = cum[i].violations[k];
-
-			if (v < d->last_viol[k])
-				d->base_viol[k] = d->last_viol[k] = d->graced[k] = 0;
-			if (in_grace && graceable(k))
-				d->graced[k] += v - d->last_viol[k];
-			d->last_viol[k] = v;
-		}
-		for (k = 0; k < PB_FX_SLOTS; k++) {
-			if (cum[i].pred_checked[k] < d->last_chk[k] ||
-			    cum[i].pred_failed[k] < d->last_fail[k])
-				d->base_chk[k] = d->base_fail[k] = 0;
-			d->last_chk[k] = cum[i].pred_checked[k];
-			d->last_fail[k] = cum[i].pred_failed[k];
-			d->last_unj[k] = cum[i].pred_unjudged[k];
-		}
-		d->last_events = cum[i].events;
+		take_counters(c, (uint32_t)i, &cum[i], in_grace);
 		w.ev = d->last_events - d->base_events;
 		if (w.ev < c->o.min_events)
 			continue;	/* not enough evidence yet: the window stays open */
@@ -392,6 +443,11 @@ int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 			w.viol[k] = v > d->base_viol[k] ? v - d->base_viol[k] : 0;
 			d->base_viol[k] = v;
 		}
+		/* leaks may explain an excess over the capacity: not model
+		 * evidence until the hypothesis is tested (leak_int.h) */
+		w.viol[PB_INV_OVER_CAPACITY] = leak_model__window(c->leak, (uint32_t)i, ts_ns,
+								  w.viol[PB_INV_OVER_CAPACITY],
+								  &w.held);
 		for (k = 0; k < PB_FX_SLOTS; k++) {
 			w.chk_fx[k] = d->last_chk[k] - d->base_chk[k];
 			w.fail_fx[k] = d->last_fail[k] - d->base_fail[k];
@@ -501,4 +557,9 @@ bool confidence__any_stale(const struct confidence *c)
 size_t confidence__n_desc(const struct confidence *c)
 {
 	return c ? c->n_desc : 0;
+}
+
+bool confidence__leak(const struct confidence *c, uint32_t di, struct confidence_leak *out)
+{
+	return leak_model__get(c ? c->leak : NULL, di, out);
 }

@@ -52,6 +52,31 @@ struct confidence_opts {
 	uint32_t promote_windows;	/* consecutive clean windows: degraded -> validated
 					 * (default: recover_windows, the evidence that lets
 					 * a suspect descriptor recover) */
+	const struct manifest *manifest;	/* the descriptors' manifest: turns the leak
+						 * hypothesis on (docs/validation.md "Leak or
+						 * broken model"); NULL = off */
+	const uint32_t *desc_event;	/* descriptor i's event in manifest (NULL: i);
+					 * both read by confidence__new only */
+};
+
+/* The leak hypothesis of one ACQUIRE descriptor (confidence__leak): the
+ * over_capacity windows that leaked holdings explained, with the latest
+ * explanation "units_held exceed capacity because leaked holdings (idle
+ * >= threshold_ns) are still counted". */
+struct confidence_leak {
+	uint64_t windows;		/* over_capacity windows explained: not model evidence */
+	uint64_t violations;		/* their over_capacity violations */
+	uint64_t charged_windows;	/* held back, not explained: charged to the model */
+	uint64_t held;			/* violations still held back (undecided) */
+	uint64_t untested;		/* violations whose holdings ended with their process
+					 * before the test: neither leak nor model evidence */
+	uint64_t leaked;		/* holdings idle since the window closed (latest) */
+	uint64_t leaked_units;
+	int64_t units_held;		/* units held when that window closed */
+	uint64_t capacity;		/* the declared capacity */
+	uint64_t threshold_ns;		/* idle at least this long: a leak candidate */
+	uint64_t hold_edge_ns;		/* 99.9% of completed holds were shorter */
+	uint64_t ts_ns;			/* snapshot that closed that window */
 };
 
 /* The clean evidence behind a descriptor's state (confidence__evidence). */
@@ -104,6 +129,15 @@ int confidence__sample(struct confidence *c, const struct pb_rec_violation *v, s
  * changes it made (see confidence__changes), or -errno. */
 int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 			 const struct pb_desc_stats *cumulative, size_t n_desc);
+/* The same with the snapshot's resource gauges (the idle holdings the leak
+ * hypothesis tests); res NULL = confidence__snapshot. */
+int confidence__snapshot_res(struct confidence *c, uint64_t ts_ns,
+			     const struct pb_desc_stats *cumulative, size_t n_desc,
+			     const struct pb_res_stats *res, size_t n_res);
+/* The leak hypothesis of descriptor di; true when leaks explained at least
+ * one over_capacity window (out filled either way, zeroed when off). */
+bool confidence__leak(const struct confidence *c, uint32_t descriptor,
+		      struct confidence_leak *out);
 
 enum pb_confidence confidence__state(const struct confidence *c, uint32_t descriptor);
 enum pb_confidence confidence__initial(const struct confidence *c, uint32_t descriptor);
@@ -131,5 +165,12 @@ bool confidence__any_stale(const struct confidence *c);
 size_t confidence__n_desc(const struct confidence *c);
 
 const char *pb_invariant_str(int invariant);
+
+/* Calibrated certainty that a descriptor in state st with `events` events
+ * in the run is right (docs/validation.md "Calibrated confidence"): the
+ * fraction of such findings right in bench/mutations.sh, smoothed; -1
+ * when the shipped table has no such cell. *findings: the cell's size
+ * (may be NULL). */
+double confidence__calibrated(enum pb_confidence st, uint64_t events, uint32_t *findings);
 
 #endif

@@ -29,6 +29,7 @@ struct replay {
 	const struct trace_plan_desc *pd;
 	size_t n_desc;
 	struct confidence *conf;
+	const struct manifest *m;	/* the leak hypothesis */
 };
 
 static void say(const struct trainer *t, enum pb_log_level level, const char *fmt, ...)
@@ -157,18 +158,28 @@ static int start_confidence(struct replay *rp)
 {
 	struct confidence_opts co = { 0 };
 	enum pb_confidence *init;
+	uint32_t *ev;
 	size_t i;
 
 	init = calloc(rp->n_desc + 1, sizeof(*init));
-	if (!init)
+	ev = calloc(rp->n_desc + 1, sizeof(*ev));
+	if (!init || !ev) {
+		free(init);
+		free(ev);
 		return -ENOMEM;
-	for (i = 0; i < rp->n_desc; i++)
+	}
+	for (i = 0; i < rp->n_desc; i++) {
 		init[i] = rp->pd[i].confidence <= PB_CONF_DEGRADED ?
 			  (enum pb_confidence)rp->pd[i].confidence : PB_CONF_CANDIDATE;
+		ev[i] = rp->pd[i].event;
+	}
+	co.manifest = rp->m;
+	co.desc_event = ev;
 	if (!(trace_reader__header(rp->r)->flags & TRACE_F_SPAWNED))
 		co.grace_ns = CONFIDENCE_ATTACH_GRACE_NS;
 	rp->conf = confidence__new(rp->n_desc, init, &co);
 	free(init);
+	free(ev);
 	return rp->conf ? 0 : -ENOMEM;
 }
 
@@ -186,8 +197,9 @@ static int replay_items(struct trainer *t, struct replay *rp, struct trainer_tra
 			else
 				envelope__record(t->env, it.rec, it.rec_len);
 		} else if (it.type == TRACE_ITEM_SNAPSHOT) {
-			if (confidence__snapshot(rp->conf, it.snap.ts_ns, it.snap.desc,
-						 it.snap.n_desc) == -ENOMEM ||
+			if (confidence__snapshot_res(rp->conf, it.snap.ts_ns, it.snap.desc,
+						     it.snap.n_desc, it.snap.res,
+						     it.snap.n_res) == -ENOMEM ||
 			    envelope__snapshot(t->env, it.snap.ts_ns, it.snap.desc,
 					       it.snap.n_desc) == -ENOMEM)
 				return -ENOMEM;
@@ -240,6 +252,7 @@ int trainer__add_trace(struct trainer *t, const char *path, struct trainer_trace
 			goto out;
 		}
 	}
+	rp.m = t->m;
 	err = start_confidence(&rp);
 	if (err)
 		goto out;

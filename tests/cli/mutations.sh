@@ -8,6 +8,12 @@
 # with no confidence change and no violation; each mutation must end with
 # its descriptor suspect or stale, the change naming that invariant
 # (health -j changes[].invariant), and record exiting 4 when stale.
+# The seed's "the I/O moved to another thread" mutation
+# (tests/fixtures/validation/ioshift.c, -DMOVED): read_miss stale for
+# prediction_failed with the reason saying the effect moved (a model
+# change, not "no I/O"); its clean build keeps block_io. The other two
+# classes (acquire bypassed, async handoff before USE) are in
+# tests/cli/connpool.sh (FASTPATH, HANDOFF).
 set -u
 . tests/cli/lib.sh
 T=$(mktemp -d)
@@ -67,5 +73,43 @@ print("ok   mutation %s: %s %s for %s (%d of %d events)" %
       (v, want, x["state"], inv, x["violations"][inv], x["events"]))
 PY
 done <"$T/cases"
+
+# the I/O moved to another thread: O_DIRECT needs a block device
+DATA=/var/tmp
+case $(stat -f -c %T "$DATA" 2>/dev/null) in
+tmpfs|ramfs|"")
+	[ "${CI:-}" = true ] && err "ioshift: no block-device filesystem for O_DIRECT under CI=true"
+	echo "skip: ioshift: $DATA is not on a block device" ;;
+*)
+	for v in clean MOVED; do
+		b="$FIX/ioshift_$v"
+		[ -x "$b" ] || { echo "FAIL: $b not built (make test-unit)"; exit 1; }
+		sed "s|@BINARY@|$b|" tests/fixtures/validation/ioshift.manifest.yaml >"$T/io$v.tmpl"
+		scripts/fill-build-id.sh "$T/io$v.tmpl" "$b" "$T/io$v.yaml" || exit 1
+		"$P" -j record -m "$T/io$v.yaml" -o "$T/io$v.trace" -- "$b" 2 "$DATA" </dev/null \
+			>"$T/io$v.out" 2>"$T/io$v.err"
+		rc=$?
+		"$P" -j health "$T/io$v.trace" </dev/null >"$T/io$v.health"
+		python3 - "$T/io$v.health" "$v" "$rc" <<'PY' || err "ioshift $v: $(tail -2 "$T/io$v.err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v, rc = sys.argv[2], int(sys.argv[3])
+x = {y["id"]: y for y in d["descriptors"]}["read_miss"]
+p = x["predictions"]["block_io"]
+assert p["checked"] >= 100, p
+if v == "clean":
+    assert rc == 0 and x["state"] == "validated" and not d["changes"], (rc, x, d["changes"])
+    assert p["failed"] * 100 <= p["checked"], p
+    print("ok   ioshift clean: block_io %d checked, %d failed" % (p["checked"], p["failed"]))
+    sys.exit(0)
+assert rc == 4 and x["state"] == "stale", (rc, x)
+ch = [c for c in d["changes"] if c["id"] == "read_miss"]
+assert ch and all(c["invariant"] == "prediction_failed" for c in ch), ch
+assert "moved: in" in x["reason"] and "a model change" in x["reason"], x["reason"]
+print("ok   ioshift MOVED: read_miss stale, %d of %d block_io failed; %s" %
+      (p["failed"], p["checked"], x["reason"][x["reason"].index("moved"):]))
+PY
+	done ;;
+esac
 [ $fail -eq 0 ] && echo "ok   mutations: clean build unchanged, each mutation caught by its invariant"
 exit $fail

@@ -408,3 +408,109 @@ TEST(test_windows_in_the_grace_do_not_promote)
 	ASSERT_EQ(step(c, &f, 0, 100, -1, 0), 1);
 	confidence__free(c);
 }
+
+/* The leak hypothesis (docs/validation.md "Leak or broken model"): one
+ * resource of capacity 8, descriptor 0 its ACQUIRE, 1 its RELEASE (holds
+ * of ~1 us: T = 16 x 2^11 ns = 32.8 us, far below the 250 ms snapshots).
+ * Each snapshot: 100 ACQUIREs of which 50 over capacity, 20 units held;
+ * idle[k] holdings untouched since the k+1-th previous snapshot. */
+static struct pb_resource leak_res = { .name = "r", .has_capacity = true, .capacity = 8 };
+static struct pb_event leak_ev[ND] = {
+	{ .id = "get", .kind = PB_EV_ACQUIRE, .resource_idx = 0 },
+	{ .id = "put", .kind = PB_EV_RELEASE, .resource_idx = 0 },
+};
+static struct manifest leak_m = { .resources = &leak_res, .n_resources = 1,
+				  .events = leak_ev, .n_events = ND };
+
+static int leak_step(struct confidence *c, struct feed *f, struct pb_res_stats *r,
+		     uint64_t prev[PB_IDLE_SLOTS], int64_t idle)
+{
+	int k;
+
+	f->s[0].events += 100;
+	f->s[0].violations[PB_INV_OVER_CAPACITY] += 50;
+	f->s[1].events += 100;
+	f->s[1].hist[10] += 100;	/* ~1 us holds */
+	f->ts += 250000000ull;
+	memset(r, 0, sizeof(*r));
+	r->outstanding_units = 20;
+	for (k = 0; k < PB_IDLE_SLOTS; k++) {
+		r->idle_ts[k] = prev[k];
+		r->idle_n[k] = prev[k] ? (uint64_t)idle : 0;
+		r->idle_units[k] = prev[k] ? idle : 0;
+	}
+	memmove(prev + 1, prev, (PB_IDLE_SLOTS - 1) * sizeof(*prev));
+	prev[0] = f->ts;
+	return confidence__snapshot_res(c, f->ts, f->s, ND, r, 1);
+}
+
+TEST(test_leaks_explain_over_capacity)
+{
+	struct confidence_opts o = { .manifest = &leak_m };
+	struct confidence *c = confidence__new(ND, NULL, &o);
+	struct confidence_leak l;
+	struct pb_res_stats r;
+	uint64_t prev[PB_IDLE_SLOTS] = { 0 };
+	struct feed f = { 0 };
+	size_t n;
+	int i;
+
+	ASSERT_NOT_NULL(c);
+	/* 16 of the 20 held are idle: 20 - 16 <= 8, a leak */
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(leak_step(c, &f, &r, prev, 16), 0);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	confidence__changes(c, &n);
+	ASSERT_EQ(n, 0);
+	ASSERT_TRUE(confidence__leak(c, 0, &l));
+	ASSERT_EQ(l.windows, 9);	/* the last one is still held back */
+	ASSERT_EQ(l.violations, 450);
+	ASSERT_EQ(l.leaked, 16);
+	ASSERT_EQ(l.units_held, 20);
+	ASSERT_EQ(l.capacity, 8);
+	ASSERT_EQ(l.held, 50);
+	ASSERT_EQ(l.threshold_ns, 2048ull << 4);
+	confidence__free(c);
+}
+
+TEST(test_busy_holdings_over_capacity_are_model_evidence)
+{
+	struct confidence_opts o = { .manifest = &leak_m };
+	struct confidence *c = confidence__new(ND, NULL, &o);
+	struct confidence_leak l;
+	struct pb_res_stats r;
+	uint64_t prev[PB_IDLE_SLOTS] = { 0 };
+	struct feed f = { 0 };
+	int i;
+
+	ASSERT_NOT_NULL(c);
+	/* 4 idle of 20: 16 busy > 8, the model is wrong */
+	for (i = 0; i < 4; i++)
+		leak_step(c, &f, &r, prev, 4);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_STALE);
+	ASSERT_FALSE(confidence__leak(c, 0, &l));
+	ASSERT_EQ(l.charged_windows, 3);	/* the 4th is still held back */
+	confidence__free(c);
+}
+
+TEST(test_leak_hypothesis_off_without_manifest_or_idle_data)
+{
+	struct confidence_opts o = { .manifest = &leak_m };
+	struct confidence *c = confidence__new(ND, NULL, &o);
+	struct confidence_leak l;
+	struct feed f = { 0 };
+	int i;
+
+	ASSERT_NOT_NULL(c);
+	/* a v5 trace: no resource gauges, so nothing to test: charged */
+	for (i = 0; i < 4; i++) {
+		f.s[0].events += 100;
+		f.s[0].violations[PB_INV_OVER_CAPACITY] += 50;
+		f.s[1].hist[10] += 100;
+		f.ts += 250000000ull;
+		confidence__snapshot(c, f.ts, f.s, ND);
+	}
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_STALE);
+	ASSERT_FALSE(confidence__leak(c, 0, &l));
+	confidence__free(c);
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* leak.c: the leak hypothesis of the confidence controller (leak_int.h,
+ * docs/validation.md "Leak or broken model"). Pure bookkeeping over the
+ * snapshots' counters: no BPF, no I/O. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "validate/leak_int.h"
+
+struct held_window {
+	uint64_t ts;		/* the snapshot that closed it */
+	int64_t units;		/* units held then */
+	uint64_t exit_ended;	/* the resource's exit_ended then */
+	uint64_t v;		/* its over_capacity violations */
+};
+
+struct leak_desc {
+	int res;		/* ACQUIRE of a resource with a capacity: its index, else -1 */
+	int release_of;		/* RELEASE: its resource's index (hold times), else -1 */
+	int kind_res;		/* its resource's index, -1 none */
+	enum pb_event_kind kind;
+	/* coupling (acquire_bypassed): the adjustments so far (cumulative) */
+	uint64_t bypassed;	/* ACQUIRE: acquisitions inferred (not observed) */
+	uint64_t excused_rna, excused_una;	/* RELEASE/USE: violations they explain */
+	struct held_window q[LEAK_PENDING];
+	uint32_t n;
+	struct confidence_leak out;
+};
+
+struct leak_res {
+	/* coupling: this snapshot's cumulative ACQUIREs, RELEASEs, RELEASEs
+	 * not active, USEs not acquired */
+	uint64_t d_acq, d_rel, d_rna, d_una;
+	bool has_use;
+	int first_acq;		/* its first ACQUIRE descriptor, -1 none */
+	bool on;		/* declares a capacity and has an ACQUIRE */
+	uint64_t capacity;
+	uint64_t expect_ns;	/* longest `expect ... within` of its events */
+	uint64_t holds[PB_HIST_BUCKETS];	/* completed hold times (its RELEASEs) */
+	struct pb_res_stats now;
+};
+
+struct leak_model {
+	size_t n_desc, n_res;
+	struct leak_desc *d;
+	struct leak_res *r;
+	uint64_t ts;
+};
+
+struct leak_model *leak_model__new(const struct manifest *m, const uint32_t *desc_event,
+				   size_t n_desc)
+{
+	struct leak_model *lm;
+	size_t i, k;
+
+	if (!m)
+		return NULL;
+	lm = calloc(1, sizeof(*lm));
+	if (!lm)
+		return NULL;
+	lm->n_desc = n_desc;
+	lm->n_res = m->n_resources;
+	lm->d = calloc(n_desc ? n_desc : 1, sizeof(*lm->d));
+	lm->r = calloc(lm->n_res ? lm->n_res : 1, sizeof(*lm->r));
+	if (!lm->d || !lm->r) {
+		leak_model__free(lm);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < n_desc; i++) {
+		size_t e = desc_event ? desc_event[i] : i;
+		const struct pb_event *ev = e < m->n_events ? &m->events[e] : NULL;
+		struct leak_res *r;
+
+		lm->d[i].res = lm->d[i].release_of = lm->d[i].kind_res = -1;
+		if (!ev || ev->resource_idx < 0 || (size_t)ev->resource_idx >= lm->n_res)
+			continue;
+		r = &lm->r[ev->resource_idx];
+		lm->d[i].kind_res = ev->resource_idx;
+		lm->d[i].kind = ev->kind;
+		if (ev->kind == PB_EV_USE)
+			r->has_use = true;
+		if (ev->kind == PB_EV_ACQUIRE && !r->first_acq)
+			r->first_acq = (int)i + 1;	/* +1 until the end of the loop */
+		if (ev->kind == PB_EV_RELEASE)
+			lm->d[i].release_of = ev->resource_idx;
+		for (k = 0; k < ev->n_expect; k++)
+			if (ev->expect[k].within_ns > r->expect_ns)
+				r->expect_ns = ev->expect[k].within_ns;
+		if (ev->kind != PB_EV_ACQUIRE || !m->resources[ev->resource_idx].has_capacity)
+			continue;
+		lm->d[i].res = ev->resource_idx;
+		r->on = true;
+		r->capacity = m->resources[ev->resource_idx].capacity;
+	}
+	for (i = 0; i < lm->n_res; i++)
+		lm->r[i].first_acq--;
+	return lm;
+}
+
+void leak_model__free(struct leak_model *lm)
+{
+	if (!lm)
+		return;
+	free(lm->d);
+	free(lm->r);
+	free(lm);
+}
+
+static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
+static void raise_to(uint64_t *x, double v)
+{
+	if (v > (double)*x)
+		*x = (uint64_t)v;
+}
+
+/* A probed ACQUIRE that only some acquisitions pass (inlined, split):
+ * RELEASEs of instances never acquired while the RELEASEs outnumber the
+ * ACQUIREs, with USEs of instances never acquired when the resource has a
+ * USE event (a double release has none). Over the run so far, B = the
+ * least of the RELEASEs not active, the RELEASE excess and the USEs not
+ * acquired; B is charged to the ACQUIRE descriptor as acquire_bypassed
+ * (and counted among its events: acquisitions that happened unobserved),
+ * and the same share of the RELEASE/USE violations is excused
+ * (docs/validation.md "Mutation classes"). Cumulative, so a RELEASE
+ * charged late (a swept tombstone) still pairs with its excess. */
+static void coupling(struct leak_model *lm, const struct pb_desc_stats *desc, size_t n_desc)
+{
+	size_t i;
+
+	for (i = 0; i < lm->n_res; i++)
+		lm->r[i].d_acq = lm->r[i].d_rel = lm->r[i].d_rna = lm->r[i].d_una = 0;
+	for (i = 0; i < n_desc && i < lm->n_desc; i++) {
+		const struct leak_desc *d = &lm->d[i];
+		struct leak_res *r = d->kind_res >= 0 ? &lm->r[d->kind_res] : NULL;
+
+		if (r && d->kind == PB_EV_ACQUIRE) {
+			r->d_acq += desc[i].events;
+		} else if (r && d->kind == PB_EV_RELEASE) {
+			r->d_rel += desc[i].events;
+			r->d_rna += desc[i].violations[PB_INV_RELEASE_NOT_ACTIVE];
+		} else if (r && d->kind == PB_EV_USE) {
+			r->d_una += desc[i].violations[PB_INV_USE_NOT_ACQUIRED];
+		}
+	}
+	for (i = 0; i < n_desc && i < lm->n_desc; i++) {
+		struct leak_desc *d = &lm->d[i];
+		struct leak_res *r = d->kind_res >= 0 ? &lm->r[d->kind_res] : NULL;
+		double b, share;
+
+		if (!r || r->first_acq < 0 || r->d_rel <= r->d_acq || !r->d_rna)
+			continue;
+		b = (double)min3(r->d_rna, r->d_rel - r->d_acq, r->has_use ? r->d_una : UINT64_MAX);
+		share = b / (double)r->d_rna;
+		if ((int)i == r->first_acq)
+			raise_to(&d->bypassed, b);
+		else if (d->kind == PB_EV_RELEASE)
+			raise_to(&d->excused_rna,
+				 share * (double)desc[i].violations[PB_INV_RELEASE_NOT_ACTIVE]);
+		else if (d->kind == PB_EV_USE)
+			raise_to(&d->excused_una,
+				 share * (double)desc[i].violations[PB_INV_USE_NOT_ACQUIRED]);
+	}
+}
+
+void leak_model__snapshot(struct leak_model *lm, uint64_t ts, const struct pb_desc_stats *desc,
+			  size_t n_desc, const struct pb_res_stats *res, size_t n_res)
+{
+	size_t i, b;
+
+	if (!lm)
+		return;
+	if (desc)
+		coupling(lm, desc, n_desc);
+	lm->ts = ts;
+	for (i = 0; i < lm->n_res; i++) {
+		memset(lm->r[i].holds, 0, sizeof(lm->r[i].holds));
+		if (res && i < n_res)
+			lm->r[i].now = res[i];
+		else
+			memset(&lm->r[i].now, 0, sizeof(lm->r[i].now));
+	}
+	for (i = 0; desc && i < n_desc && i < lm->n_desc; i++) {
+		if (lm->d[i].release_of < 0)
+			continue;
+		for (b = 0; b < PB_HIST_BUCKETS; b++)
+			lm->r[lm->d[i].release_of].holds[b] += desc[i].hist[b];
+	}
+}
+
+/* The leak threshold T of a resource (ns), and the hold-time edge it
+ * comes from; 0 when its completed holds are too few to tell. */
+static uint64_t threshold(const struct leak_res *r, uint64_t *edge)
+{
+	uint64_t n = 0, sum = 0, t;
+	size_t b;
+
+	for (b = 0; b < PB_HIST_BUCKETS; b++)
+		n += r->holds[b];
+	*edge = 0;
+	if (n < LEAK_MIN_HOLDS)
+		return 0;
+	for (b = 0; b < PB_HIST_BUCKETS; b++) {
+		sum += r->holds[b];
+		if ((double)sum >= LEAK_QUANTILE * (double)n)
+			break;
+	}
+	*edge = 1ull << (b + 1 < 62 ? b + 1 : 62);
+	t = *edge << LEAK_FACTOR_LOG2;
+	return t > r->expect_ns ? t : r->expect_ns;
+}
+
+enum settle { SETTLE_WAIT, SETTLE_LEAK, SETTLE_MODEL, SETTLE_GONE };
+
+/* One held-back window of d, now. */
+static enum settle settle(struct leak_model *lm, struct leak_desc *d, const struct held_window *h)
+{
+	const struct leak_res *r = &lm->r[d->res];
+	uint64_t edge, t = threshold(r, &edge);
+	int k;
+
+	if (!t)
+		return SETTLE_MODEL;
+	for (k = 0; k < PB_IDLE_SLOTS; k++)
+		if (r->now.idle_ts[k] == h->ts)
+			break;
+	if (k == PB_IDLE_SLOTS)	/* out of the engine's memory (or no idle data) */
+		return h->ts + t <= lm->ts || !r->now.idle_ts[0] ||
+		       r->now.idle_ts[PB_IDLE_SLOTS - 1] > h->ts ? SETTLE_MODEL : SETTLE_WAIT;
+	if (lm->ts - h->ts < t)
+		return SETTLE_WAIT;
+	if (r->now.exit_ended > h->exit_ended)
+		return SETTLE_GONE;	/* ended with their process: not testable */
+	if (!r->now.idle_n[k] || h->units - r->now.idle_units[k] > (int64_t)r->capacity)
+		return SETTLE_MODEL;
+	d->out.windows++;
+	d->out.violations += h->v;
+	d->out.leaked = r->now.idle_n[k];
+	d->out.leaked_units = (uint64_t)r->now.idle_units[k];
+	d->out.units_held = h->units;
+	d->out.capacity = r->capacity;
+	d->out.threshold_ns = t;
+	d->out.hold_edge_ns = edge;
+	d->out.ts_ns = h->ts;
+	return SETTLE_LEAK;
+}
+
+uint64_t leak_model__window(struct leak_model *lm, uint32_t di, uint64_t ts, uint64_t v,
+			    uint64_t *held)
+{
+	struct leak_desc *d;
+	uint64_t charge = 0, sum = 0;
+	uint32_t i, j = 0;
+
+	*held = 0;
+	if (!lm || di >= lm->n_desc || lm->d[di].res < 0)
+		return v;
+	d = &lm->d[di];
+	for (i = 0; i < d->n; i++) {
+		enum settle s = settle(lm, d, &d->q[i]);
+
+		if (s == SETTLE_MODEL) {
+			charge += d->q[i].v;
+			d->out.charged_windows++;
+		} else if (s == SETTLE_WAIT) {
+			d->q[j++] = d->q[i];
+		} else if (s == SETTLE_GONE) {
+			d->out.untested += d->q[i].v;
+		}
+	}
+	d->n = j;
+	if (v && d->n < LEAK_PENDING) {
+		d->q[d->n++] = (struct held_window){ .ts = ts, .v = v,
+			.units = lm->r[d->res].now.outstanding_units,
+			.exit_ended = lm->r[d->res].now.exit_ended };
+	} else if (v) {
+		charge += v;
+		d->out.charged_windows++;
+	}
+	for (i = 0; i < d->n; i++)
+		sum += d->q[i].v;
+	*held = d->out.held = sum;
+	return charge;
+}
+
+bool leak_model__get(const struct leak_model *lm, uint32_t di, struct confidence_leak *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!lm || di >= lm->n_desc)
+		return false;
+	*out = lm->d[di].out;
+	return out->windows > 0;
+}
+
+void leak_model__adjust(const struct leak_model *lm, uint32_t di, uint64_t *events,
+			uint64_t viol[PB_INV_SLOTS])
+{
+	const struct leak_desc *d;
+
+	if (!lm || di >= lm->n_desc)
+		return;
+	d = &lm->d[di];
+	*events += d->bypassed;
+	viol[PB_INV_ACQUIRE_BYPASSED] += d->bypassed;
+	viol[PB_INV_RELEASE_NOT_ACTIVE] -= d->excused_rna < viol[PB_INV_RELEASE_NOT_ACTIVE] ?
+						   d->excused_rna : viol[PB_INV_RELEASE_NOT_ACTIVE];
+	viol[PB_INV_USE_NOT_ACQUIRED] -= d->excused_una < viol[PB_INV_USE_NOT_ACQUIRED] ?
+						 d->excused_una : viol[PB_INV_USE_NOT_ACQUIRED];
+}
