@@ -358,6 +358,7 @@ static int engine_load_attach(struct engine *e, const struct engine_opts *opts)
 	ao.entry_prog = e->skel->progs.pb_entry;
 	ao.return_prog = e->skel->progs.pb_return;
 	ao.usdt_prog = e->skel->progs.pb_usdt;
+	ao.split = opts->split_links;
 	/* one process, not followed: the kernel filters (no trap elsewhere);
 	 * otherwise every process mapping the file traps and BPF filters */
 	ao.pid = e->mode == PB_TRACK_SET && !opts->n_pids && !opts->follow_forks &&
@@ -595,6 +596,7 @@ static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
 		out->procs_exited += s->procs_exited;
 		out->procs_excluded += s->procs_excluded;
 		out->lost_unjudged += s->lost_unjudged;
+		out->window_unjudged += s->window_unjudged;
 	}
 	return 0;
 }
@@ -635,6 +637,67 @@ size_t engine__n_notes(const struct engine *e)
 const char *engine__note(const struct engine *e, size_t i)
 {
 	return e && i < e->n_notes ? e->notes[i] : NULL;
+}
+
+int engine__desc_hits(struct engine *e, uint64_t *hits, size_t n)
+{
+	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
+	uint32_t i, c;
+
+	for (i = 0; i < e->n_desc && i < n; i++) {
+		if (bpf_map_lookup_elem(dfd, &i, e->desc_pcpu))
+			return -errno;
+		hits[i] = 0;
+		for (c = 0; c < (uint32_t)e->ncpu; c++)
+			hits[i] += e->desc_pcpu[c].hits;
+	}
+	return 0;
+}
+
+int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed)
+{
+	if (!e || desc >= e->n_desc)
+		return -EINVAL;
+	return attacher__set_desc(e->attacher, (int)desc, on, changed);
+}
+
+/* Mark res windowed (PB_LOST_WINDOW) and delete its instance entries,
+ * keys collected first as in sweep_tombstones. Called with the resource's
+ * probes detached, so no program touches its keys meanwhile. */
+int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten)
+{
+	int fd = bpf_map__fd(e->skel->maps.instances);
+	int lfd = bpf_map__fd(e->skel->maps.res_lost);
+	struct pb_inst_key cur, next;
+	bool first = true, more = true;
+	uint64_t lost = 0;
+
+	if (res >= e->n_res)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(lfd, &res, &lost))
+		return -errno;
+	lost |= PB_LOST_WINDOW;
+	if (bpf_map_update_elem(lfd, &res, &lost, BPF_ANY))
+		return -errno;
+	if (forgotten)
+		*forgotten = 0;
+	while (more) {
+		size_t n = 0, i;
+
+		first = true;
+		while (n < ENGINE_SWEEP_MAX &&
+		       !bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+			first = false;
+			cur = next;
+			if (cur.resource == res)
+				e->expired[n++] = cur;
+		}
+		more = n == ENGINE_SWEEP_MAX;
+		for (i = 0; i < n; i++)
+			if (!bpf_map_delete_elem(fd, &e->expired[i]) && forgotten)
+				(*forgotten)++;
+	}
+	return 0;
 }
 
 size_t engine__n_links(const struct engine *e)

@@ -16,13 +16,16 @@
 #include <linux/types.h>
 #endif
 
-#define PB_EVENTS_VERSION	5	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
+#define PB_EVENTS_VERSION	6	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
 					 * counts only wakees inside a WAIT on the resource
 					 * 3: pb_desc_stats.violations[], PB_REC_VIOLATION
 					 * 4: pb_desc_stats.pred_*[] (cross-layer predictions),
 					 *    invariant 6 prediction_failed
 					 * 5: pb_res_stats.exit_ended/exit_outlived,
-					 *    pb_engine_stats.proc_* (many processes) */
+					 *    pb_engine_stats.proc_* (many processes)
+					 * 6: PB_REC_WINDOW (record --budget),
+					 *    pb_engine_stats.window_unjudged,
+					 *    PB_RF_WINDOW_GAP */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -38,6 +41,10 @@ enum pb_rec_type {
 	PB_REC_EXIT = 6,	/* struct pb_rec_exit: thread/process exit */
 	PB_REC_VIOLATION = 7,	/* struct pb_rec_violation: an invariant broke (v3;
 				 * emitted rate-limited even without --events) */
+	/* 8 is left free (reserved) */
+	PB_REC_WINDOW = 9,	/* struct pb_rec_window: record --budget attached or
+				 * detached a windowed resource's probes (v6; written
+				 * by user space, never by BPF) */
 	PB_REC__MAX,
 };
 
@@ -61,6 +68,10 @@ struct pb_rec_hdr {
 #define PB_RF_STATE_FULL	(1u << 5)	/* instance map full: identity not tracked */
 #define PB_RF_REORDERED		(1u << 6)	/* ACQUIRE observed after its RELEASE (< PB_REORDER_NS):
 						 * the lifetime already ended, none opened (v3) */
+#define PB_RF_WINDOW_GAP	(1u << 7)	/* USE/RELEASE not active on a windowed resource
+						 * (record --budget): its ACQUIRE may have fallen
+						 * in a gap between windows: unknown, not a
+						 * violation (v6) */
 
 struct pb_rec_resource {
 	struct pb_rec_hdr hdr;
@@ -114,6 +125,18 @@ struct pb_rec_exit {
 	struct pb_rec_hdr hdr;
 	__u32 exit_code;
 	__u32 group_dead;	/* 1 when the whole process ended */
+};
+
+/* record --budget (docs/record.md "Overhead budget"): a window boundary.
+ * hdr.pid/tid/cpu are 0. Between a close and the next open the
+ * resource's ACQUIRE/USE/RELEASE probes are detached: lifetimes crossing
+ * a boundary are unknown (never leaks or violations). */
+struct pb_rec_window {
+	struct pb_rec_hdr hdr;
+	__u32 resource;		/* the windowed resource (manifest index) */
+	__u32 open;		/* 1 = probes attached (window opens), 0 = detached */
+	__u32 n_desc;		/* descriptors attached/detached with it */
+	__u32 duty_ppm;		/* the share of time its windows get, per million */
 };
 
 /* Runtime invariants of a manifest's model (docs/validation.md). The value
@@ -244,6 +267,9 @@ struct pb_engine_stats {
 	__u64 lost_unjudged;	/* USE/RELEASE not active on a resource that lost
 				 * identities (full map): maybe the lost ACQUIRE's,
 				 * so not judged a violation */
+	/* v6 */
+	__u64 window_unjudged;	/* USE/RELEASE not active on a windowed resource
+				 * (record --budget): unknown, not a violation */
 };
 
 /* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared
@@ -262,6 +288,10 @@ struct pb_engine_stats {
  * is charged when the key is next touched, or by user space at snapshot
  * time (engine__snapshot sweeps expired tombstones). */
 #define PB_REORDER_NS		(50 * 1000 * 1000ULL)
+
+/* map "res_lost" values (bits), per resource */
+#define PB_LOST_FULL		1ULL	/* an identity was lost (instance map full) */
+#define PB_LOST_WINDOW		2ULL	/* windowed by record --budget (v6) */
 
 struct pb_inst_key {
 	__u32 resource;

@@ -186,13 +186,14 @@ static __always_inline void charge_tombstone(const struct inst_state *st, const 
 	}
 }
 
-/* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
- * a tombstone (st, or a new one) for PB_REORDER_NS. */
-static __always_inline bool res_lost_identity(__u32 res)
+/* res_lost: PB_LOST_FULL (an identity was lost: map full) and/or
+ * PB_LOST_WINDOW (record --budget windows the resource: user space sets it
+ * and forgets the resource's instances at each detach). 0 = judged. */
+static __always_inline __u64 res_lost_identity(__u32 res)
 {
 	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
 
-	return l && *l;
+	return l ? *l : 0;
 }
 
 /* An identity of res was lost (the instance map was full). */
@@ -200,23 +201,30 @@ static __always_inline void mark_lost(__u32 res)
 {
 	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
 
-	if (l && !*l)
-		*l = 1;
+	if (l && !(*l & PB_LOST_FULL))
+		__sync_fetch_and_or(l, PB_LOST_FULL);
 }
+
+/* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
+ * a tombstone (st, or a new one) for PB_REORDER_NS. */
 
 static __always_inline void hold_back(struct inst_state *st, struct inst_key *key, __u32 di,
 				      int k, const struct ev_ctx *c, __u32 *flags,
 				      struct pb_res_stats *rs)
 {
 	struct inst_state ns = {};
+	__u64 lost;
 
 	k &= 1;
-	if (res_lost_identity(key->resource)) {
+	lost = res_lost_identity(key->resource);
+	if (lost) {
 		struct pb_engine_stats *es = estats();
 
-		if (es)
+		if (es && (lost & PB_LOST_WINDOW))
+			es->window_unjudged++;
+		else if (es)
 			es->lost_unjudged++;
-		*flags |= PB_RF_STATE_FULL;
+		*flags |= (lost & PB_LOST_WINDOW) ? PB_RF_WINDOW_GAP : PB_RF_STATE_FULL;
 		return;
 	}
 	if (st) {

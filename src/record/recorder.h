@@ -83,6 +83,10 @@ struct recorder_opts {
 	size_t ringbuf_bytes;		/* 0 = engine default */
 	bool events;			/* stream every event to the trace */
 	const char *envelope;		/* check against this envelope; NULL none */
+	double budget;			/* record --budget: keep the estimated probe
+					 * overhead under this fraction of the
+					 * target's CPU time (0 = off; see
+					 * docs/record.md "Overhead budget") */
 	bool rebind;			/* plan --rebind: a build-id mismatch re-resolves by
 					 * name; descriptors start degraded */
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "engine/engine.h"
 #include "record/recorder.h"
+#include "record/governor.h"
 
 struct recorder {
 	struct recorder_opts o;
@@ -43,6 +44,10 @@ struct recorder {
 	size_t n_procs, procs_cap;
 	bool procs_dirty;		/* a new or exited one since the last write */
 	struct engine_memory mem;	/* map memory, read after attach */
+	/* record --budget (rec_budget.c) */
+	struct governor *gov;
+	struct gov_cost_source costs;
+	uint64_t cpu_ns, cpu_read_ns;	/* the target's CPU time, last read */
 };
 
 /* Send a message to msg, or to pr_err/pr_warn when msg is NULL. */
@@ -59,6 +64,12 @@ int recorder_procs_update(struct recorder *r, bool final);
 /* Warn when a --pid process forks workers running the same program. */
 void recorder_fork_hint(struct recorder *r);
 
+/* rec_budget.c (record --budget; no-ops without it) */
+int recorder_budget_start(struct recorder *r);
+int recorder_budget_tick(struct recorder *r, uint64_t now);
+int recorder_budget_timeout(const struct recorder *r, uint64_t now, int cap);
+void recorder_budget_finish(struct recorder *r);
+void recorder_budget_free(struct recorder *r);
 /* summary.c */
 uint64_t recorder_total_events(const struct engine_snapshot *s);
 /* the resource whose WAIT spans took the most time, or -1 */
