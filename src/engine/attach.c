@@ -181,19 +181,20 @@ struct attacher *attacher__new(const struct plan *p, const struct attacher_opts 
 	return a;
 }
 
-int attacher__set_desc(struct attacher *a, int desc, bool on, size_t *changed)
+/* Return links before entry links when attaching, after them when
+ * detaching: an entry never pushes a stash (arguments, a span's start)
+ * that no return pops; a return without its entry is counted
+ * (stash_missing) and, when it needs the arguments, dropped. */
+static int set_pass(struct attacher *a, int desc, bool on, bool ret, size_t *changed)
 {
 	size_t i;
 	int err = 0;
 
-	if (changed)
-		*changed = 0;
-	if (!a->o.split)
-		return -EOPNOTSUPP;
 	for (i = 0; i < a->n_links; i++) {
 		struct att_link *l = &a->links[i];
 
-		if (l->desc != desc || !!l->link == on)
+		if (l->desc != desc || !!l->link == on ||
+		    (a->p->links[l->plan_link].type == PLAN_LINK_URETPROBE_MULTI) != ret)
 			continue;
 		if (on) {
 			l->link = attach_one(a, l);
@@ -209,6 +210,19 @@ int attacher__set_desc(struct attacher *a, int desc, bool on, size_t *changed)
 			(*changed)++;
 	}
 	return err;
+}
+
+int attacher__set_desc(struct attacher *a, int desc, bool on, size_t *changed)
+{
+	int err, err2;
+
+	if (changed)
+		*changed = 0;
+	if (!a->o.split)
+		return -EOPNOTSUPP;
+	err = set_pass(a, desc, on, on, changed);
+	err2 = set_pass(a, desc, on, !on, changed);
+	return err ? err : err2;
 }
 
 size_t attacher__n_links(const struct attacher *a)

@@ -444,9 +444,13 @@ static void sweep_tombstones(struct engine *e, uint64_t now)
 		if (bpf_map_lookup_elem(fd, &cur, &st) || !st.pending_ts ||
 		    now < st.pending_ts || now - st.pending_ts <= PB_REORDER_NS)
 			continue;
-		if (st.pending_desc[0] && st.pending_desc[0] <= e->n_desc)
+		if (cur.resource < PB_MAX_RESOURCES && e->windowed[cur.resource])
+			/* record --budget: the ACQUIRE may have fallen in a gap */
+			e->window_swept += (uint64_t)st.pending_n[0] + st.pending_n[1];
+		else if (st.pending_desc[0] && st.pending_desc[0] <= e->n_desc)
 			e->swept_use[st.pending_desc[0] - 1] += st.pending_n[0];
-		if (st.pending_desc[1] && st.pending_desc[1] <= e->n_desc)
+		if (!(cur.resource < PB_MAX_RESOURCES && e->windowed[cur.resource]) &&
+		    st.pending_desc[1] && st.pending_desc[1] <= e->n_desc)
 			e->swept_release[st.pending_desc[1] - 1] += st.pending_n[1];
 		e->expired[n++] = cur;
 	}
@@ -621,6 +625,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 	if (err)
 		return err;
 	out->engine.tombstones_swept = e->swept;
+	out->engine.window_unjudged += e->window_swept;
 	out->ts_ns = now;
 	out->n_desc = e->n_desc;
 	out->n_res = e->n_res;
@@ -654,14 +659,44 @@ int engine__desc_hits(struct engine *e, uint64_t *hits, size_t n)
 	return 0;
 }
 
-int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed)
+/* the argument stashes of desc (keys {tid, descriptor}, maps.bpf.h): a
+ * call whose entry fired before a detach and whose return came after
+ * leaves one, which a return in the next window would pop as its own */
+static void drop_stashes(struct engine *e, uint32_t desc)
 {
-	if (!e || desc >= e->n_desc)
-		return -EINVAL;
-	return attacher__set_desc(e->attacher, (int)desc, on, changed);
+	struct { uint32_t tid, descriptor; } cur, next, *keys;
+	int fd = bpf_map__fd(e->skel->maps.stashes);
+	size_t n = 0, cap = ENGINE_SWEEP_MAX, i;
+	bool first = true;
+
+	keys = calloc(cap, sizeof(*keys));
+	if (!keys)
+		return;
+	while (n < cap && !bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+		first = false;
+		cur = next;
+		if (cur.descriptor == desc)
+			keys[n++] = cur;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+	free(keys);
 }
 
-/* Mark res windowed (PB_LOST_WINDOW) and delete its instance entries,
+int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed)
+{
+	int err;
+
+	if (!e || desc >= e->n_desc)
+		return -EINVAL;
+	err = attacher__set_desc(e->attacher, (int)desc, on, changed);
+	if (!on)
+		drop_stashes(e, desc);
+	return err;
+}
+
+/* Mark res windowed (PB_LOST_WINDOW), delete its instance entries and
+ * zero its units held against the capacity;
  * keys collected first as in sweep_tombstones. Called with the resource's
  * probes detached, so no program touches its keys meanwhile. */
 int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten)
@@ -671,6 +706,7 @@ int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten)
 	struct pb_inst_key cur, next;
 	bool first = true, more = true;
 	uint64_t lost = 0;
+	int64_t zero = 0;
 
 	if (res >= e->n_res)
 		return -EINVAL;
@@ -678,6 +714,10 @@ int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten)
 		return -errno;
 	lost |= PB_LOST_WINDOW;
 	if (bpf_map_update_elem(lfd, &res, &lost, BPF_ANY))
+		return -errno;
+	e->windowed[res] = true;
+	/* the units held for `capacity` were the forgotten instances' */
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.res_cap), &res, &zero, BPF_ANY))
 		return -errno;
 	if (forgotten)
 		*forgotten = 0;

@@ -86,8 +86,9 @@ int engine__desc_hits(struct engine *e, uint64_t *hits, size_t n);
 int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed);
 /* Once a windowed resource's probes are detached: forget its instances
  * (live generations, tombstones, expectations) and mark it windowed, so a
- * USE/RELEASE whose ACQUIRE fell in the gap is unknown (window_unjudged,
- * PB_RF_WINDOW_GAP), never a violation, and no generation spans a gap.
+ * USE/RELEASE whose ACQUIRE fell in the gap is unknown (its tombstone is
+ * counted window_unjudged when it expires), never a violation, and no
+ * generation spans a gap.
  * *forgotten = entries deleted. 0 or -errno. */
 int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten);
 

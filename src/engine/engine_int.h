@@ -39,6 +39,10 @@ struct engine {
 	uint64_t exit_swept_ts;	/* exited before this: instances swept */
 	int cgroup_fd;		/* --cgroup directory, or -1 */
 	struct pb_inst_key *expired;
+	/* record --budget: windowed resources (engine__forget_resource); their
+	 * expired tombstones are unknown, counted in window_swept */
+	bool windowed[PB_MAX_RESOURCES];
+	uint64_t window_swept;
 	char *notes[ENGINE_MAX_NOTES];
 	size_t n_notes;
 	/* current poll */

@@ -24,8 +24,7 @@
 					 * 5: pb_res_stats.exit_ended/exit_outlived,
 					 *    pb_engine_stats.proc_* (many processes)
 					 * 6: PB_REC_WINDOW (record --budget),
-					 *    pb_engine_stats.window_unjudged,
-					 *    PB_RF_WINDOW_GAP */
+					 *    pb_engine_stats.window_unjudged */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -68,10 +67,6 @@ struct pb_rec_hdr {
 #define PB_RF_STATE_FULL	(1u << 5)	/* instance map full: identity not tracked */
 #define PB_RF_REORDERED		(1u << 6)	/* ACQUIRE observed after its RELEASE (< PB_REORDER_NS):
 						 * the lifetime already ended, none opened (v3) */
-#define PB_RF_WINDOW_GAP	(1u << 7)	/* USE/RELEASE not active on a windowed resource
-						 * (record --budget): its ACQUIRE may have fallen
-						 * in a gap between windows: unknown, not a
-						 * violation (v6) */
 
 struct pb_rec_resource {
 	struct pb_rec_hdr hdr;
@@ -269,7 +264,8 @@ struct pb_engine_stats {
 				 * so not judged a violation */
 	/* v6 */
 	__u64 window_unjudged;	/* USE/RELEASE not active on a windowed resource
-				 * (record --budget): unknown, not a violation */
+				 * (record --budget) whose ACQUIRE never came
+				 * (tombstone expired): unknown, not a violation */
 };
 
 /* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared

@@ -174,6 +174,7 @@ void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_
 	gr->ev_sum += re;
 	gr->ev_sumsq += re * re;
 	gr->win_ns += len;
+	gr->win_ns_dec += len;
 	gr->n_win++;
 }
 
@@ -214,7 +215,7 @@ void gov_over_budget_note(const struct governor *g, double secs, double base, ch
 			       100 * g->always_on_rate / base, 100 * g->o.budget);
 	for (i = 0; i < g->n_desc && off < sz; i++) {
 		int gi = g->group_of[i];
-		double r = secs > 0 ? (double)g->warm_hits[i] * g->cost[i] / secs : 0;
+		double r = secs > 0 ? (double)(g->hits[i] - g->warm_hits[i]) * g->cost[i] / secs : 0;
 
 		if ((gi >= 0 && g->groups[gi].windowed) || r <= 0)
 			continue;

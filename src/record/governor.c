@@ -125,56 +125,81 @@ static int account(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	return 0;
 }
 
-static double group_rate_cost(const struct governor *g, const struct gov_group *gr,
-			      const uint64_t *dhits, double secs, double *hits_rate)
+/* probe ns per s of descriptor i since the last decision, per second it
+ * was attached (windowed groups: their windows' time) */
+static double desc_rate(const struct governor *g, size_t i, double secs)
 {
-	double c = 0, h = 0;
-	size_t k;
+	int gi = g->group_of[i];
+	double on = secs;
 
-	for (k = 0; k < gr->n_desc; k++) {
-		c += (double)dhits[gr->descs[k]] * g->cost[gr->descs[k]];
-		h += (double)dhits[gr->descs[k]];
-	}
-	if (hits_rate)
-		*hits_rate = secs > 0 ? h / secs : 0;
-	return secs > 0 ? c / secs : 0;
+	if (gi >= 0 && g->groups[gi].windowed)
+		on = (double)g->groups[gi].win_ns_dec / NS_PER_S;
+	return on > 0 ? (double)(g->hits[i] - g->warm_hits[i]) * g->cost[i] / on : 0;
 }
 
-/* Over 80 lines because the decision is one story: measured rates ->
- * allowance -> always-on set (WAITs, cheap resources) -> over-budget
- * verdict -> duty of the windowed resources -> notes. */
-static void decide(struct governor *g, uint64_t now, uint64_t cpu_ns, gov_emit_fn emit,
-		   void *ctx)
+static void decide_note(struct governor *g, double total, double base, size_t n_on,
+			double secs, gov_emit_fn emit, void *ctx)
 {
-	double secs = (double)(now - g->start_ns) / NS_PER_S, base, allowed, share, hot = 0;
-	double on = 0, total = 0;
-	size_t i, n_on = 0;
 	char note[512];
 
+	snprintf(note, sizeof(note),
+		 "governor: budget %.3g%% of %s; estimated cost %.3g%% with every probe on; "
+		 "always on: the WAITs and %zu of %zu resources (%.3g%%)%s; %zu windowed at "
+		 "duty %.3g%% (%.0f ms every %.0f ms); costs from the %s",
+		 g->o.budget * 100, g->cpu_known ? "the target's CPU time" : "one CPU (CPU time unknown)",
+		 100 * total / base, n_on, g->n_groups, 100 * g->always_on_rate / base,
+		 g->over_budget ? ": OVER BUDGET" : "", g->n_groups - n_on, 100 * g->duty,
+		 (double)g->window_ns / 1e6, (double)g->cycle_ns / 1e6,
+		 g->origin ? g->origin : "default table");
+	emit(NULL, 0, note, ctx);
+	if (g->over_budget) {
+		gov_over_budget_note(g, secs, base, note, sizeof(note));
+		emit(NULL, 0, note, ctx);
+	}
+}
+
+/* Over 80 lines because the decision is one story: rates since the last
+ * decision -> allowance -> always-on set (WAITs, cheap resources) ->
+ * over-budget verdict -> duty and window length of the windowed ones ->
+ * a note when the plan changed. */
+static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
+		   gov_emit_fn emit, void *ctx)
+{
+	double secs = (double)(now - g->dec_ns) / NS_PER_S, base, allowed, share, hot = 0;
+	double on = 0, total = 0, spent = 0, old_duty = g->duty;
+	size_t i, n_on = 0;
+	bool changed = !g->decided;
+
+	if (engine__desc_hits(e, g->hits, g->n_desc) || secs <= 0)
+		return;
 	for (i = 0; i < g->n_desc; i++) {
-		g->warm_hits[i] = g->hits[i];
-		total += secs > 0 ? (double)g->hits[i] * g->cost[i] / secs : 0;
+		total += desc_rate(g, i, secs);
+		spent += (double)(g->hits[i] - g->warm_hits[i]) * g->cost[i] / secs;
+		if (g->group_of[i] < 0)
+			on += desc_rate(g, i, secs);
 	}
 	/* CPU ns per s of wall; the probes' cost is inside it (the trap runs
 	 * in the target's context): the budget is a fraction of the rest */
-	g->cpu_rate = cpu_ns > g->cpu_start && secs > 0 ? (double)(cpu_ns - g->cpu_start) / secs : 0;
+	g->cpu_rate = cpu_ns > g->dec_cpu ? (double)(cpu_ns - g->dec_cpu) / secs : 0;
 	g->cpu_known = g->cpu_rate > 0;
-	base = g->cpu_known ? g->cpu_rate - total : NS_PER_S;
+	base = g->cpu_known ? g->cpu_rate - spent : NS_PER_S;
 	if (base < 0.01 * NS_PER_S)
 		base = 0.01 * NS_PER_S;	/* an idle target: 1 % of a CPU */
 	allowed = g->o.budget * base;
 	g->allowed_rate = allowed;
+	g->base_rate = base;
 	/* the threshold derived from the budget: half of the allowance,
 	 * shared evenly, is what one resource may cost and stay always on */
 	share = g->n_groups ? allowed / 2 / (double)g->n_groups : allowed;
-	for (i = 0; i < g->n_desc; i++)
-		if (g->group_of[i] < 0)
-			on += secs > 0 ? (double)g->hits[i] * g->cost[i] / secs : 0;
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[i];
+		bool was = gr->windowed;
 
-		gr->full_rate = group_rate_cost(g, gr, g->hits, secs, &gr->warm_hits_rate);
+		gr->full_rate = 0;
+		for (size_t k = 0; k < gr->n_desc; k++)
+			gr->full_rate += desc_rate(g, gr->descs[k], secs);
 		gr->windowed = gr->full_rate > share;
+		changed |= was != gr->windowed;
 		if (gr->windowed)
 			hot += gr->full_rate;
 		else
@@ -187,31 +212,30 @@ static void decide(struct governor *g, uint64_t now, uint64_t cpu_ns, gov_emit_f
 		g->duty = GOV_MIN_DUTY;
 	if (g->duty >= 1) {
 		g->duty = 1;
-		for (i = 0; i < g->n_groups; i++)
+		for (i = 0; i < g->n_groups; i++) {
+			changed |= g->groups[i].windowed;
 			g->groups[i].windowed = false;
+		}
 	}
-	for (i = 0; i < g->n_groups; i++)
+	for (i = 0; i < g->n_groups; i++) {
 		n_on += !g->groups[i].windowed;
+		g->groups[i].win_ns_dec = 0;
+	}
 	g->window_ns = (uint64_t)(g->duty * (double)g->o.period_ns);
 	g->cycle_ns = g->o.period_ns;
 	if (g->window_ns < g->o.min_window_ns) {
 		g->window_ns = g->o.min_window_ns;
 		g->cycle_ns = (uint64_t)((double)g->window_ns / g->duty);
 	}
-	snprintf(note, sizeof(note),
-		 "governor: budget %.3g%% of %s; estimated cost %.3g%% with every probe on; "
-		 "always on: the WAITs and %zu of %zu resources (%.3g%%)%s; %zu windowed at "
-		 "duty %.3g%% (%.0f ms every %.0f ms); costs from the %s",
-		 g->o.budget * 100, g->cpu_known ? "the target's CPU time" : "one CPU (CPU time unknown)",
-		 100 * total / base, n_on, g->n_groups, 100 * on / base,
-		 g->over_budget ? ": OVER BUDGET" : "", g->n_groups - n_on,
-		 100 * (g->duty < 1 ? g->duty : 1), (double)g->window_ns / 1e6,
-		 (double)g->cycle_ns / 1e6, g->origin ? g->origin : "default table");
-	emit(NULL, 0, note, ctx);
-	if (g->over_budget) {
-		gov_over_budget_note(g, secs, base, note, sizeof(note));
-		emit(NULL, 0, note, ctx);
-	}
+	changed |= g->over_budget != g->was_over ||
+		   g->duty > 1.5 * old_duty || g->duty < old_duty / 1.5;
+	if (changed)
+		decide_note(g, total, base, n_on, secs, emit, ctx);
+	g->was_over |= g->over_budget;
+	g->decided = true;
+	memcpy(g->warm_hits, g->hits, g->n_desc * sizeof(*g->hits));
+	g->dec_ns = now;
+	g->dec_cpu = cpu_ns;
 }
 
 static bool is_acq(const struct governor *g, uint32_t d)
@@ -226,8 +250,11 @@ static int set_group(struct governor *g, struct engine *e, struct gov_group *gr,
 	size_t k, changed;
 	int err = 0, err2;
 
-	if (!on)
+	if (!on) {
 		*ts = pb_mono_ns();	/* the window ends before the first detach */
+		/* from now on not-active USE/RELEASE are unknown */
+		err = engine__forget_resource(e, gr->res, NULL);
+	}
 	for (k = 0; k < gr->n_desc; k++) {
 		/* open: RELEASE/USE first, ACQUIREs last; close: the reverse */
 		uint32_t d = gr->descs[on ? k : gr->n_desc - 1 - k];
@@ -277,7 +304,9 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[i];
 
-		if (!gr->windowed || gr->attached == on)
+		/* open: every detached resource (one no longer windowed
+		 * stays on); close: the windowed ones */
+		if (gr->attached == on || (!on && !gr->windowed))
 			continue;
 		err2 = set_group(g, e, gr, on, &ts, emit, ctx);
 		if (err2 && !err)
@@ -301,38 +330,32 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	int err;
 
 	if (!g->start_ns) {
-		g->start_ns = now;
-		g->cpu_start = cpu_ns;
+		g->start_ns = g->dec_ns = now;
+		g->cpu_start = g->dec_cpu = cpu_ns;
 		g->next_ns = now + g->o.warmup_ns;
+		for (size_t i = 0; i < g->n_groups; i++)
+			g->groups[i].win_open_ns = now;	/* attached from the start */
 	}
 	err = account(g, e, now, cpu_ns);
 	if (err || now < g->next_ns)
 		return err;
 	if (g->phase == GOV_WARMUP) {
-		decide(g, now, cpu_ns, emit, ctx);
 		g->phase = GOV_GOVERNED;
 		g->gov_start_ns = now;
 		g->cpu_gov_start = cpu_ns;
-		/* the warm-up was the first window: close it */
-		g->cycle_start = now;
-		engine__desc_hits(e, g->hits, g->n_desc);
-		for (size_t i = 0; i < g->n_groups; i++) {
-			gov_group_hits(g, &g->groups[i], g->hits, &g->groups[i].win_acq0,
-				       &g->groups[i].win_ev0);
-			g->groups[i].win_open_ns = g->start_ns;
-			g->groups[i].win_acq0 = 0;
-			g->groups[i].win_ev0 = 0;
-		}
-		return set_windows(g, e, false, emit, ctx);
 	}
-	if (!gov_any_windowed(g)) {
-		g->next_ns = UINT64_MAX;
-		return 0;
-	}
-	if (gov_any_open(g))
+	if (g->decided && gov_any_open(g))
 		return set_windows(g, e, false, emit, ctx);
+	/* a cycle starts: re-plan from the rates since the last plan, then
+	 * close what became windowed and open what is due */
+	decide(g, e, now, cpu_ns, emit, ctx);
 	g->cycle_start = now;
-	return set_windows(g, e, true, emit, ctx);
+	if (gov_any_open(g))	/* newly windowed: their window ends now */
+		return set_windows(g, e, false, emit, ctx);
+	err = set_windows(g, e, true, emit, ctx);
+	if (!gov_any_windowed(g))
+		g->next_ns = now + g->o.period_ns;
+	return err;
 }
 
 int governor__next_ms(const struct governor *g, uint64_t now, int cap)

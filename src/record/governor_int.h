@@ -24,6 +24,7 @@ struct gov_group {
 	uint64_t win_open_ns, win_acq0, win_ev0;
 	size_t n_win;
 	uint64_t win_ns;		/* time inside windows */
+	uint64_t win_ns_dec;		/* ... since the last decision */
 	double acq_sum, acq_sumsq;	/* ACQUIREs per s, per window */
 	double ev_sum, ev_sumsq;	/* events per s, per window */
 	uint64_t acq_in, ev_in;		/* counted inside windows */
@@ -45,7 +46,9 @@ struct governor {
 	uint64_t cpu_start, cpu_gov_start, cpu_first, cpu_last, cpu_end;
 	double warm_cost_ns, gov_cost_ns;
 	double cpu_rate, allowed_rate, always_on_rate, duty;
-	bool cpu_known, over_budget;
+	bool cpu_known, over_budget, was_over, decided;
+	uint64_t dec_ns, dec_cpu;	/* the last decision; warm_hits = its hits */
+	double base_rate;		/* CPU ns/s net of the probes, at it */
 	uint64_t window_ns, cycle_ns;
 	size_t n_open;			/* windows opened after the warm-up */
 };
