@@ -85,6 +85,12 @@ struct analysis_counts {
 	uint64_t ringbuf_drops, instance_map_full, thread_map_full, span_overflow;
 	uint64_t engine_records;
 	uint64_t state_full;		/* records flagged PB_RF_STATE_FULL + res state_full */
+	/* record --budget windows (PB_REC_WINDOW): unknown, never leaks or
+	 * violations (docs/record.md "Overhead budget") */
+	uint64_t window_marks;		/* window boundaries */
+	uint64_t window_cut_lives;	/* lifetimes open at a window's close */
+	uint64_t window_unmatched;	/* USE/RELEASE of a windowed resource with no
+					 * lifetime seen (its ACQUIRE in a gap) */
 };
 
 /* NULL and errno on failure. The manifest must outlive the analysis. */

@@ -437,6 +437,7 @@ union pb_rec_any {
 	struct pb_rec_fault f;
 	struct pb_rec_exit e;
 	struct pb_rec_violation v;
+	struct pb_rec_window win;
 };
 
 #endif
