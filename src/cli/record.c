@@ -142,6 +142,7 @@ static int check_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
+/* Over 80 lines because it is one getopt switch, one case per option. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_CGROUP,

@@ -318,9 +318,18 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 			gov_sample_window(g, gr, ts);
 		}
 	}
-	if (on)
+	if (on) {
 		g->n_open++;
-	g->next_ns = on ? ts + g->window_ns : g->cycle_start + g->cycle_ns;
+		g->next_ns = ts + g->window_ns;
+	} else {
+		/* attaching and detaching take time (the kernel waits for
+		 * running probes): the cycle stretches so that the time the
+		 * probes were actually on stays its duty share */
+		uint64_t end = pb_mono_ns(), spent = end - g->cycle_start;
+		uint64_t cycle = g->duty > 0 ? (uint64_t)((double)spent / g->duty) : g->cycle_ns;
+
+		g->next_ns = g->cycle_start + (cycle > g->cycle_ns ? cycle : g->cycle_ns);
+	}
 	return err;
 }
 
