@@ -337,9 +337,12 @@ void governor__report_print(const struct governor *g, FILE *out)
 		if (!gr->windowed)
 			continue;
 		mean_err(gr->acq_sum, gr->acq_sumsq, gr->n_win, &am, &ae);
-		fprintf(out, "  %s: windowed (duty %.3g%%, %zu windows, %.2f s observed): "
-			"≈ %.0f ± %.0f acquires/s; lifetimes crossing a window edge are unknown\n",
-			res_name(g, gr->res), 100 * g->duty, gr->n_win, (double)gr->win_ns / 1e9,
-			am, ae);
+		fprintf(out, "  %s: windowed (duty %.3g%%, %zu windows, %.2f s observed): ",
+			res_name(g, gr->res), 100 * g->duty, gr->n_win, (double)gr->win_ns / 1e9);
+		if (gr->n_win > 1)
+			fprintf(out, "≈ %.0f ± %.0f acquires/s", am, ae);
+		else
+			fprintf(out, "≈ %.0f acquires/s (one window: no error estimate)", am);
+		fprintf(out, "; lifetimes crossing a window edge are unknown\n");
 	}
 }
