@@ -287,6 +287,28 @@ static int set_group(struct governor *g, struct engine *e, struct gov_group *gr,
 	return err;
 }
 
+/* the i-th group by cost, dearest first when dear_first (a close: each
+ * detach takes time, so the dearest probes go first), else cheapest */
+static size_t gov_order(const struct governor *g, size_t i, bool dear_first)
+{
+	size_t k, best = 0, rank;
+
+	for (k = 0; k < g->n_groups; k++) {
+		rank = 0;
+		for (size_t j = 0; j < g->n_groups; j++) {
+			double a = g->groups[j].full_rate, b = g->groups[k].full_rate;
+
+			if (dear_first ? (a > b || (a == b && j < k)) : (a < b || (a == b && j < k)))
+				rank++;
+		}
+		if (rank == i) {
+			best = k;
+			break;
+		}
+	}
+	return best;
+}
+
 /* open (on) or close every windowed resource; at a close, one sample of
  * each resource's ACQUIRE rate for the estimates */
 static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_fn emit,
@@ -302,7 +324,7 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 			return err;
 	}
 	for (i = 0; i < g->n_groups; i++) {
-		struct gov_group *gr = &g->groups[i];
+		struct gov_group *gr = &g->groups[gov_order(g, i, !on)];
 
 		/* open: every detached resource (one no longer windowed
 		 * stays on); close: the windowed ones */
