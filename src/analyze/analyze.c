@@ -77,9 +77,10 @@ struct analysis *analysis__new(const struct manifest *m, const struct analysis_o
 	a->series = calloc(n_res, sizeof(*a->series));
 	a->use_unmatched = calloc(n_res, sizeof(uint64_t));
 	a->release_unmatched = calloc(n_res, sizeof(uint64_t));
+	a->windowed = calloc(n_res, sizeof(bool));
 	a->leak = calloc(n_res, sizeof(*a->leak));
-	if (!a->conf || !a->leak || !a->snap_desc || !a->ev_desc || !a->snap_res || !a->series ||
-	    !a->use_unmatched || !a->release_unmatched) {
+	if (!a->conf || !a->snap_desc || !a->ev_desc || !a->snap_res || !a->series ||
+	    !a->use_unmatched || !a->release_unmatched || !a->windowed || !a->leak) {
 		analysis__free(a);
 		errno = ENOMEM;
 		return NULL;
@@ -136,6 +137,7 @@ void analysis__free(struct analysis *a)
 	free(a->snap_res);
 	free(a->use_unmatched);
 	free(a->release_unmatched);
+	free(a->windowed);
 	free(a->waits.v);
 	free(a->holds.v);
 	free(a->uses.v);
@@ -390,6 +392,8 @@ static int add_use(struct analysis *a, const struct pb_rec_resource *r)
 	if (l && l->open) {
 		l->uses++;
 		l->uses_open++;
+	} else if (a->windowed[r->resource]) {
+		a->c.window_unmatched++;	/* its ACQUIRE may be in a gap */
 	} else {
 		a->use_unmatched[r->resource]++;
 	}
@@ -417,6 +421,8 @@ static int add_release(struct analysis *a, struct pb_desc_stats *ds,
 			if (!l->uses_open)
 				l->churn_cycles++;
 		}
+	} else if (a->windowed[r->resource]) {
+		a->c.window_unmatched++;
 	} else {
 		a->release_unmatched[r->resource]++;
 	}
@@ -485,6 +491,7 @@ static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t 
 		[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
 		/* counted only: report --folded reads these (analyze/stacks.c) */
 		[PB_REC_STACK] = sizeof(struct pb_rec_stack),
+		[PB_REC_WINDOW] = sizeof(struct pb_rec_window),
 	};
 
 	if (len < sizeof(struct pb_rec_hdr)) {
@@ -492,7 +499,7 @@ static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t 
 		return -EINVAL;
 	}
 	memcpy(&u->h, rec, sizeof(u->h));
-	if (u->h.type == 0 || u->h.type >= PB_REC__MAX || u->h.version < 1 ||
+	if (u->h.type == 0 || u->h.type >= PB_REC__MAX || !need[u->h.type] || u->h.version < 1 ||
 	    u->h.version > PB_EVENTS_VERSION) {
 		/* versions 1 to 3 share every record layout (2 changed only
 		 * snapshot counters, 3 added PB_REC_VIOLATION) */
@@ -523,6 +530,31 @@ static void end_process_lives(struct analysis *a, uint32_t pid, uint64_t ts)
 		l->t_close = ts;
 		l->closes++;
 		a->lives_ended_by_exit++;
+	}
+}
+
+/* record --budget: a window of resource w->resource closed (its probes
+ * detached): its open lifetimes end unknown, not leaked; any boundary
+ * makes the resource windowed (unmatched USE/RELEASE are unknown) */
+static void add_window(struct analysis *a, const struct pb_rec_window *w)
+{
+	size_t i;
+
+	a->c.window_marks++;
+	if (w->resource >= a->m->n_resources)
+		return;
+	a->windowed[w->resource] = true;
+	if (w->open)
+		return;
+	for (i = 0; i < a->lives.n; i++) {
+		struct an_life *l = AN_AT(&a->lives, struct an_life, i);
+
+		if (!l->open || l->resource != w->resource)
+			continue;
+		l->open = false;
+		l->pins = 0;
+		l->t_close = w->hdr.ts_ns;
+		a->c.window_cut_lives++;
 	}
 }
 
@@ -558,6 +590,9 @@ static int add_os_rec(struct analysis *a, const union pb_rec_any *u)
 	case PB_REC_EXIT:
 		if (u->e.group_dead)
 			end_process_lives(a, p.pid, p.ts);
+		return 0;
+	case PB_REC_WINDOW:
+		add_window(a, &u->win);
 		return 0;
 	default:	/* PB_REC_VIOLATION: counted only */
 		return 0;

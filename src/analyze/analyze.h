@@ -90,6 +90,12 @@ struct analysis_counts {
 	 * sent, not taken (rate limit), lost (ring buffer full), failed (no
 	 * user stack), truncated (deeper than PB_STACK_DEPTH) */
 	uint64_t stacks, stacks_rate_limited, stacks_lost, stacks_failed, stacks_truncated;
+	/* record --budget windows (PB_REC_WINDOW): unknown, never leaks or
+	 * violations (docs/record.md "Overhead budget") */
+	uint64_t window_marks;		/* window boundaries */
+	uint64_t window_cut_lives;	/* lifetimes open at a window's close */
+	uint64_t window_unmatched;	/* USE/RELEASE of a windowed resource with no
+					 * lifetime seen (its ACQUIRE in a gap) */
 };
 
 /* NULL and errno on failure. The manifest must outlive the analysis. */

@@ -96,6 +96,11 @@ json_t *analysis__to_json_top(const struct analysis *a, size_t max_findings)
 		"recorded", (json_int_t)c->stacks, "rate_limited", (json_int_t)c->stacks_rate_limited,
 		"lost", (json_int_t)c->stacks_lost, "failed", (json_int_t)c->stacks_failed,
 		"truncated", (json_int_t)c->stacks_truncated));
+	if (c->window_marks)	/* record --budget: what the windows left unknown */
+		json_object_set_new(cnt, "windows", json_pack("{s:I, s:I, s:I}",
+				    "marks", (json_int_t)c->window_marks,
+				    "lifetimes_cut_unknown", (json_int_t)c->window_cut_lives,
+				    "unmatched_unknown", (json_int_t)c->window_unmatched));
 	json_object_set_new(o, "counts", cnt);
 	json_object_set_new(o, "first_ts_ns", json_integer((json_int_t)c->first_ts));
 	json_object_set_new(o, "last_ts_ns", json_integer((json_int_t)c->last_ts));
@@ -121,6 +126,13 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top)
 			(unsigned long long)c->stacks, (unsigned long long)c->stacks_rate_limited,
 			(unsigned long long)c->stacks_lost, (unsigned long long)c->stacks_failed,
 			(unsigned long long)c->stacks_truncated, PB_STACK_DEPTH);
+	if (c->window_marks)
+		fprintf(out, "windows (record --budget): %llu boundaries; %llu lifetimes cut by a "
+			"window edge and %llu USE/RELEASE without their ACQUIRE are unknown (never "
+			"leaks or violations); windowed resources get no leak finding\n",
+			(unsigned long long)c->window_marks,
+			(unsigned long long)c->window_cut_lives,
+			(unsigned long long)c->window_unmatched);
 	if (c->malformed || c->unknown_type || c->truncated)
 		fprintf(out, "skipped: %llu malformed records, %llu of unknown type; %llu not kept (memory cap)\n",
 			(unsigned long long)c->malformed, (unsigned long long)c->unknown_type,

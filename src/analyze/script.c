@@ -28,6 +28,7 @@ static const size_t rec_need[PB_REC__MAX] = {
 	[PB_REC_EXIT] = sizeof(struct pb_rec_exit),
 	[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
 	[PB_REC_STACK] = sizeof(struct pb_rec_stack),
+	[PB_REC_WINDOW] = sizeof(struct pb_rec_window),
 };
 
 static const char *const rec_name[PB_REC__MAX] = {
@@ -35,6 +36,7 @@ static const char *const rec_name[PB_REC__MAX] = {
 	[PB_REC_WAKEUP] = "wakeup", [PB_REC_BLOCK_IO] = "block_io",
 	[PB_REC_FAULT] = "fault", [PB_REC_EXIT] = "exit", [PB_REC_VIOLATION] = "violation",
 	[PB_REC_STACK] = "stack",
+	[PB_REC_WINDOW] = "window",
 };
 
 static json_t *hex(uint64_t v)
@@ -177,8 +179,8 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 	s->st->records++;
 	memset(&u, 0, sizeof(u));
 	memcpy(&u.h, rec, len < sizeof(u.h) ? len : sizeof(u.h));
-	if (len < sizeof(u.h) || !u.h.type || u.h.type >= PB_REC__MAX || !u.h.version ||
-	    u.h.version > PB_EVENTS_VERSION) {
+	if (len < sizeof(u.h) || !u.h.type || u.h.type >= PB_REC__MAX || !rec_name[u.h.type] ||
+	    !u.h.version || u.h.version > PB_EVENTS_VERSION) {
 		s->st->unknown_records++;
 		o = lead(s, "unknown_record", &u.h);
 		set_u64(o, "record_type", u.h.type);
@@ -237,6 +239,14 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 		break;
 	case PB_REC_STACK:
 		stack_fields(o, &u.k);
+	case PB_REC_WINDOW:	/* record --budget: a window boundary */
+		set_u64(o, "resource_index", u.win.resource);
+		if (u.win.resource < s->m->n_resources)
+			json_object_set_new(o, "resource",
+					    json_string(s->m->resources[u.win.resource].name));
+		json_object_set_new(o, "edge", json_string(u.win.open ? "open" : "close"));
+		set_u64(o, "descriptors", u.win.n_desc);
+		set_u64(o, "duty_ppm", u.win.duty_ppm);
 		break;
 	}
 	emit(s, o, rec_name[u.h.type], &u.h);

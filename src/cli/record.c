@@ -16,6 +16,7 @@
 #include "common/diag.h"
 #include "contract/plan.h"
 #include "record/recorder.h"
+#include "record/governor.h"
 
 #define DEFAULT_OUTPUT		"probity.trace"
 #define RECORD_DEFAULT_STACKS	1000	/* --stacks: per second */
@@ -39,7 +40,7 @@ static void record_help(FILE *out)
 		"Usage: %s [-j] record -m MANIFEST (--pid PID... | --all | --cgroup PATH |\n"
 		"              -- CMD [ARGS]...) [-o FILE] [-d SECONDS] [--events]\n"
 		"              [--binary PATH]... [--envelope FILE] [--max-instances N]\n"
-		"              [--rebind]\n"
+		"              [--rebind] [--budget P%%]\n"
 		"\n"
 		"Attach the resource-event engine to processes as the manifest's attach plan\n"
 		"says (refusing exactly as 'plan' does) and write a trace file for 'report'.\n"
@@ -73,6 +74,11 @@ static void record_help(FILE *out)
 		"      --rebind         on a build-id mismatch, re-resolve every site by name\n"
 		"                       on this build (as 'plan --rebind'); its descriptors\n"
 		"                       start 'degraded' and only clean evidence promotes them\n"
+		"      --budget P%%      keep the estimated probe overhead under P%% of the\n"
+		"                       target's CPU time (0 < P <= 100; default off): WAITs\n"
+		"                       and cheap resources stay always on, hot resources\n"
+		"                       are sampled by time windows (lifetimes crossing a\n"
+		"                       window edge are unknown, never leaks or violations)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"With '-- CMD', CMD is started held until every probe is attached (no early\n"
@@ -143,7 +149,7 @@ static int check_args(int argc, char **argv, struct record_args *a)
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_CGROUP,
-	       OPT_MAX_INST, OPT_REBIND, OPT_STACKS };
+	       OPT_MAX_INST, OPT_REBIND, OPT_STACKS, OPT_BUDGET };
 	static const struct option opts[] = {
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -159,6 +165,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "max-instances", required_argument, NULL, OPT_MAX_INST },
 		{ "rebind", no_argument, NULL, OPT_REBIND },
 		{ "stacks", required_argument, NULL, OPT_STACKS },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -220,6 +227,12 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_STACKS:
 			err = parse_long("--stacks", optarg, 0, 1000000, "0..1000000 (per second)", &v);
 			o->stacks_per_sec = (uint32_t)v;
+			break;
+		case OPT_BUDGET:
+			err = gov_parse_budget(optarg, &o->budget);
+			if (err)
+				p_err("--budget: expected a percentage 0 < P <= 100 (e.g. 2%%), "
+				      "found '%s'", optarg);
 			break;
 		case 'h': record_help(stdout); return 1;
 		default: record_help(stderr); return -EINVAL;

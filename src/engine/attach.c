@@ -7,12 +7,28 @@
 #include "engine/attach.h"
 #include "common/log.h"
 
-struct attacher {
-	struct bpf_link **links;
-	size_t n_links;
+/* one kernel link: a plan link, or (opts.split) the sites of one
+ * descriptor in a plan link; link is NULL while detached */
+struct att_link {
+	struct bpf_link *link;
+	size_t plan_link;
+	int desc;		/* -1: every descriptor of the plan link */
 };
 
-static struct bpf_link *attach_multi(const struct plan *p, size_t li,
+struct attacher {
+	struct att_link *links;
+	size_t n_links, cap;
+	const struct plan *p;
+	struct attacher_opts o;
+};
+
+static int site_desc(const struct plan_site *s)
+{
+	return (int)(s->cookie & PLAN_COOKIE_DESC_MASK);
+}
+
+/* the sites of plan link li (of descriptor desc, or all when desc < 0) */
+static struct bpf_link *attach_multi(const struct plan *p, size_t li, int desc,
 				     const struct attacher_opts *o)
 {
 	const struct plan_link *l = &p->links[li];
@@ -34,7 +50,7 @@ static struct bpf_link *attach_multi(const struct plan *p, size_t li,
 	for (i = 0; i < p->n_sites; i++) {
 		const struct plan_site *s = &p->sites[i];
 
-		if (s->link != (int)li || n == l->n_sites)
+		if (s->link != (int)li || n == l->n_sites || (desc >= 0 && site_desc(s) != desc))
 			continue;
 		offsets[n] = s->file_offset;
 		ref_ctr[n] = s->ref_ctr_offset;
@@ -81,6 +97,60 @@ static struct bpf_link *attach_usdt(const struct plan *p, size_t li,
 	return link;
 }
 
+static struct bpf_link *attach_one(const struct attacher *a, const struct att_link *l)
+{
+	if (a->p->links[l->plan_link].type == PLAN_LINK_USDT)
+		return attach_usdt(a->p, l->plan_link, &a->o);
+	return attach_multi(a->p, l->plan_link, l->desc, &a->o);
+}
+
+static int add_link(struct attacher *a, size_t li, int desc)
+{
+	struct att_link *l;
+
+	if (a->n_links == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		struct att_link *n = realloc(a->links, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		a->links = n;
+		a->cap = cap;
+	}
+	l = &a->links[a->n_links];
+	l->plan_link = li;
+	l->desc = desc;
+	l->link = attach_one(a, l);
+	if (!l->link)
+		return errno ? -errno : -EINVAL;
+	a->n_links++;
+	return 0;
+}
+
+/* opts.split: one link per descriptor of a uprobe_multi plan link */
+static int add_split(struct attacher *a, size_t li)
+{
+	const struct plan *p = a->p;
+	size_t i, k;
+	int err;
+
+	for (i = 0; i < p->n_sites; i++) {
+		int d = site_desc(&p->sites[i]);
+		bool seen = false;
+
+		if (p->sites[i].link != (int)li)
+			continue;
+		for (k = 0; k < i && !seen; k++)
+			seen = p->sites[k].link == (int)li && site_desc(&p->sites[k]) == d;
+		if (seen)
+			continue;
+		err = add_link(a, li, d);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 struct attacher *attacher__new(const struct plan *p, const struct attacher_opts *opts)
 {
 	struct attacher *a;
@@ -94,28 +164,65 @@ struct attacher *attacher__new(const struct plan *p, const struct attacher_opts 
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	a->links = calloc(p->n_links ? p->n_links : 1, sizeof(*a->links));
-	if (!a->links) {
-		free(a);
-		errno = ENOMEM;
-		return NULL;
-	}
-	for (i = 0; i < p->n_links; i++) {
-		struct bpf_link *link = p->links[i].type == PLAN_LINK_USDT ?
-					attach_usdt(p, i, opts) : attach_multi(p, i, opts);
-
-		if (!link) {
-			err = errno ? errno : EINVAL;
-			break;
-		}
-		a->links[a->n_links++] = link;
+	a->p = p;
+	a->o = *opts;
+	for (i = 0; i < p->n_links && !err; i++) {
+		if (opts->split && p->links[i].type != PLAN_LINK_USDT)
+			err = add_split(a, i);
+		else
+			err = add_link(a, i, p->links[i].type == PLAN_LINK_USDT ?
+					     p->links[i].descriptor : -1);
 	}
 	if (err) {
 		attacher__free(a);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return a;
+}
+
+/* Return links before entry links when attaching, after them when
+ * detaching: an entry never pushes a stash (arguments, a span's start)
+ * that no return pops; a return without its entry is counted
+ * (stash_missing) and, when it needs the arguments, dropped. */
+static int set_pass(struct attacher *a, int desc, bool on, bool ret, size_t *changed)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < a->n_links; i++) {
+		struct att_link *l = &a->links[i];
+
+		if (l->desc != desc || !!l->link == on ||
+		    (a->p->links[l->plan_link].type == PLAN_LINK_URETPROBE_MULTI) != ret)
+			continue;
+		if (on) {
+			l->link = attach_one(a, l);
+			if (!l->link) {
+				err = errno ? -errno : -EINVAL;
+				continue;
+			}
+		} else {
+			bpf_link__destroy(l->link);	/* returns once no probe runs */
+			l->link = NULL;
+		}
+		if (changed)
+			(*changed)++;
+	}
+	return err;
+}
+
+int attacher__set_desc(struct attacher *a, int desc, bool on, size_t *changed)
+{
+	int err, err2;
+
+	if (changed)
+		*changed = 0;
+	if (!a->o.split)
+		return -EOPNOTSUPP;
+	err = set_pass(a, desc, on, on, changed);
+	err2 = set_pass(a, desc, on, !on, changed);
+	return err ? err : err2;
 }
 
 size_t attacher__n_links(const struct attacher *a)
@@ -130,7 +237,7 @@ void attacher__free(struct attacher *a)
 	if (!a)
 		return;
 	for (i = 0; i < a->n_links; i++)
-		bpf_link__destroy(a->links[i]);
+		bpf_link__destroy(a->links[i].link);
 	free(a->links);
 	free(a);
 }

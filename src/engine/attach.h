@@ -9,6 +9,7 @@
 #ifndef PROBITY_ATTACH_H
 #define PROBITY_ATTACH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include "contract/plan.h"
@@ -22,6 +23,10 @@ struct attacher_opts {
 	struct bpf_program *usdt_prog;		/* SEC("usdt"); may be NULL when
 						 * the plan has no USDT links */
 	pid_t pid;				/* -1 or 0: every process */
+	bool split;				/* one link per descriptor of each
+						 * uprobe_multi plan link, so that
+						 * attacher__set_desc() can detach
+						 * one descriptor (record --budget) */
 };
 
 /* Attach every link of the plan. Returns NULL with errno set when any
@@ -29,6 +34,10 @@ struct attacher_opts {
  * with the link index, its type and the target path. */
 struct attacher *attacher__new(const struct plan *p, const struct attacher_opts *opts);
 size_t attacher__n_links(const struct attacher *a);
+/* opts.split only: detach (on = false) or re-attach every link of
+ * descriptor desc; *changed = links changed. A detach returns once no
+ * probe of the link runs. 0 or -errno (-EOPNOTSUPP without split). */
+int attacher__set_desc(struct attacher *a, int desc, bool on, size_t *changed);
 void attacher__free(struct attacher *a);
 
 #endif

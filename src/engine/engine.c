@@ -360,6 +360,7 @@ static int engine_load_attach(struct engine *e, const struct engine_opts *opts)
 	ao.entry_prog = e->skel->progs.pb_entry;
 	ao.return_prog = e->skel->progs.pb_return;
 	ao.usdt_prog = e->skel->progs.pb_usdt;
+	ao.split = opts->split_links;
 	/* one process, not followed: the kernel filters (no trap elsewhere);
 	 * otherwise every process mapping the file traps and BPF filters */
 	ao.pid = e->mode == PB_TRACK_SET && !opts->n_pids && !opts->follow_forks &&
@@ -445,9 +446,13 @@ static void sweep_tombstones(struct engine *e, uint64_t now)
 		if (bpf_map_lookup_elem(fd, &cur, &st) || !st.pending_ts ||
 		    now < st.pending_ts || now - st.pending_ts <= PB_REORDER_NS)
 			continue;
-		if (st.pending_desc[0] && st.pending_desc[0] <= e->n_desc)
+		if (cur.resource < PB_MAX_RESOURCES && e->windowed[cur.resource])
+			/* record --budget: the ACQUIRE may have fallen in a gap */
+			e->window_swept += (uint64_t)st.pending_n[0] + st.pending_n[1];
+		else if (st.pending_desc[0] && st.pending_desc[0] <= e->n_desc)
 			e->swept_use[st.pending_desc[0] - 1] += st.pending_n[0];
-		if (st.pending_desc[1] && st.pending_desc[1] <= e->n_desc)
+		if (!(cur.resource < PB_MAX_RESOURCES && e->windowed[cur.resource]) &&
+		    st.pending_desc[1] && st.pending_desc[1] <= e->n_desc)
 			e->swept_release[st.pending_desc[1] - 1] += st.pending_n[1];
 		e->expired[n++] = cur;
 	}
@@ -603,6 +608,7 @@ static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
 		out->stacks_failed += s->stacks_failed;
 		out->stacks_truncated += s->stacks_truncated;
 		out->pred_moved += s->pred_moved;
+		out->window_unjudged += s->window_unjudged;
 	}
 	return 0;
 }
@@ -628,6 +634,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 		return err;
 	engine_count_idle(e, now);
 	out->engine.tombstones_swept = e->swept;
+	out->engine.window_unjudged += e->window_swept;
 	out->ts_ns = now;
 	out->n_desc = e->n_desc;
 	out->n_res = e->n_res;
@@ -644,6 +651,102 @@ size_t engine__n_notes(const struct engine *e)
 const char *engine__note(const struct engine *e, size_t i)
 {
 	return e && i < e->n_notes ? e->notes[i] : NULL;
+}
+
+int engine__desc_hits(struct engine *e, uint64_t *hits, size_t n)
+{
+	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
+	uint32_t i, c;
+
+	for (i = 0; i < e->n_desc && i < n; i++) {
+		if (bpf_map_lookup_elem(dfd, &i, e->desc_pcpu))
+			return -errno;
+		hits[i] = 0;
+		for (c = 0; c < (uint32_t)e->ncpu; c++)
+			hits[i] += e->desc_pcpu[c].hits;
+	}
+	return 0;
+}
+
+/* the argument stashes of desc (keys {tid, descriptor}, maps.bpf.h): a
+ * call whose entry fired before a detach and whose return came after
+ * leaves one, which a return in the next window would pop as its own */
+static void drop_stashes(struct engine *e, uint32_t desc)
+{
+	struct { uint32_t tid, descriptor; } cur, next, *keys;
+	int fd = bpf_map__fd(e->skel->maps.stashes);
+	size_t n = 0, cap = ENGINE_SWEEP_MAX, i;
+	bool first = true;
+
+	keys = calloc(cap, sizeof(*keys));
+	if (!keys)
+		return;
+	while (n < cap && !bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+		first = false;
+		cur = next;
+		if (cur.descriptor == desc)
+			keys[n++] = cur;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+	free(keys);
+}
+
+int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed)
+{
+	int err;
+
+	if (!e || desc >= e->n_desc)
+		return -EINVAL;
+	err = attacher__set_desc(e->attacher, (int)desc, on, changed);
+	if (!on)
+		drop_stashes(e, desc);
+	return err;
+}
+
+/* Mark res windowed (PB_LOST_WINDOW), delete its instance entries and
+ * zero its units held against the capacity;
+ * keys collected first as in sweep_tombstones. Called with the resource's
+ * probes detached, so no program touches its keys meanwhile. */
+int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten)
+{
+	int fd = bpf_map__fd(e->skel->maps.instances);
+	int lfd = bpf_map__fd(e->skel->maps.res_lost);
+	struct pb_inst_key cur, next;
+	bool first = true, more = true;
+	uint64_t lost = 0;
+	int64_t zero = 0;
+
+	if (res >= e->n_res)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(lfd, &res, &lost))
+		return -errno;
+	lost |= PB_LOST_WINDOW;
+	if (bpf_map_update_elem(lfd, &res, &lost, BPF_ANY))
+		return -errno;
+	e->windowed[res] = true;
+	/* the units held for `capacity` were the forgotten instances' */
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.res_cap), &res, &zero, BPF_ANY))
+		return -errno;
+	if (forgotten)
+		*forgotten = 0;
+	while (more) {
+		size_t n = 0, i;
+
+		first = true;
+		while (n < ENGINE_SWEEP_MAX &&
+		       !bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+			first = false;
+			cur = next;
+			if (cur.resource == res)
+				e->expired[n++] = cur;
+		}
+		more = n == ENGINE_SWEEP_MAX;
+		for (i = 0; i < n; i++)
+			if (!bpf_map_delete_elem(fd, &e->expired[i]) && forgotten)
+				(*forgotten)++;
+	}
+	return 0;
 }
 
 size_t engine__n_links(const struct engine *e)

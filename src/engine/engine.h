@@ -40,6 +40,8 @@ struct engine_opts {
 				 * a power of two >= the page size */
 	uint32_t stacks_per_sec;	/* user stacks of WAIT ends and ACQUIREs
 					 * (PB_REC_STACK) per second; 0 = none */
+	bool split_links;	/* one link per descriptor (record --budget):
+				 * engine__set_desc() can detach one */
 };
 
 /* Cumulative since load, summed over CPUs. Arrays belong to the engine
@@ -77,6 +79,20 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out);
 size_t engine__n_notes(const struct engine *e);
 const char *engine__note(const struct engine *e, size_t i);
 size_t engine__n_links(const struct engine *e);
+
+/* Per-descriptor hit counters only (cheaper than a snapshot: no sweep),
+ * summed over CPUs into hits[0..n). 0 or -errno. */
+int engine__desc_hits(struct engine *e, uint64_t *hits, size_t n);
+/* record --budget (opts.split_links): detach (on = false) or re-attach
+ * the probes of one descriptor; *changed = kernel links changed. */
+int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed);
+/* Once a windowed resource's probes are detached: forget its instances
+ * (live generations, tombstones, expectations) and mark it windowed, so a
+ * USE/RELEASE whose ACQUIRE fell in the gap is unknown (its tombstone is
+ * counted window_unjudged when it expires), never a violation, and no
+ * generation spans a gap.
+ * *forgotten = entries deleted. 0 or -errno. */
+int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten);
 
 /* Call fn for every tracked process (struct pb_proc, events.h), then
  * forget the exited ones whose instances the last engine__snapshot()

@@ -42,6 +42,10 @@ struct engine {
 	int cgroup_fd;		/* --cgroup directory, or -1 */
 	struct pb_inst_key *expired;
 	uint64_t idle_ring[PB_IDLE_SLOTS];	/* previous snapshot times, newest first */
+	/* record --budget: windowed resources (engine__forget_resource); their
+	 * expired tombstones are unknown, counted in window_swept */
+	bool windowed[PB_MAX_RESOURCES];
+	uint64_t window_swept;
 	char *notes[ENGINE_MAX_NOTES];
 	size_t n_notes;
 	/* current poll */

@@ -25,7 +25,9 @@
 					 *    pb_engine_stats.proc_* (many processes)
 					 * 6: PB_REC_STACK, pb_engine_stats.stacks_*,
 					 *    pb_res_stats.idle_* (leak hypothesis),
-					 *    pb_engine_stats.pred_moved */
+					 *    pb_engine_stats.pred_moved,
+					 *    PB_REC_WINDOW (record --budget),
+					 *    pb_engine_stats.window_unjudged */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -43,6 +45,9 @@ enum pb_rec_type {
 				 * emitted rate-limited even without --events) */
 	PB_REC_STACK = 8,	/* struct pb_rec_stack: user stack of a WAIT end or an
 				 * ACQUIRE (v6; rate-limited, record --stacks) */
+	PB_REC_WINDOW = 9,	/* struct pb_rec_window: record --budget attached or
+				 * detached a windowed resource's probes (v6; written
+				 * by user space, never by BPF) */
 	PB_REC__MAX,
 };
 
@@ -119,6 +124,18 @@ struct pb_rec_exit {
 	struct pb_rec_hdr hdr;
 	__u32 exit_code;
 	__u32 group_dead;	/* 1 when the whole process ended */
+};
+
+/* record --budget (docs/record.md "Overhead budget"): a window boundary.
+ * hdr.pid/tid/cpu are 0. Between a close and the next open the
+ * resource's ACQUIRE/USE/RELEASE probes are detached: lifetimes crossing
+ * a boundary are unknown (never leaks or violations). */
+struct pb_rec_window {
+	struct pb_rec_hdr hdr;
+	__u32 resource;		/* the windowed resource (manifest index) */
+	__u32 open;		/* 1 = probes attached (window opens), 0 = detached */
+	__u32 n_desc;		/* descriptors attached/detached with it */
+	__u32 duty_ppm;		/* the share of time its windows get, per million */
 };
 
 /* Runtime invariants of a manifest's model (docs/validation.md). The value
@@ -297,6 +314,9 @@ struct pb_engine_stats {
 	__u64 pred_moved;	/* failed block_io predictions whose process queued
 				 * block I/O on another thread during the call
 				 * (PB_VIOL_FX_MOVED) */
+	__u64 window_unjudged;	/* USE/RELEASE not active on a windowed resource
+				 * (record --budget) whose ACQUIRE never came
+				 * (tombstone expired): unknown, not a violation */
 };
 
 /* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared
@@ -315,6 +335,10 @@ struct pb_engine_stats {
  * is charged when the key is next touched, or by user space at snapshot
  * time (engine__snapshot sweeps expired tombstones). */
 #define PB_REORDER_NS		(50 * 1000 * 1000ULL)
+
+/* map "res_lost" values (bits), per resource */
+#define PB_LOST_FULL		1ULL	/* an identity was lost (instance map full) */
+#define PB_LOST_WINDOW		2ULL	/* windowed by record --budget (v6) */
 
 struct pb_inst_key {
 	__u32 resource;
@@ -468,6 +492,7 @@ union pb_rec_any {
 	struct pb_rec_exit e;
 	struct pb_rec_violation v;
 	struct pb_rec_stack k;
+	struct pb_rec_window win;
 };
 
 #endif

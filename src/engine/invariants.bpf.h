@@ -162,6 +162,16 @@ static __always_inline void cap_add(const struct pb_descriptor *d, const struct 
 			  (__u32)c->pid_tgid);
 }
 
+/* res_lost: PB_LOST_FULL (an identity was lost: map full) and/or
+ * PB_LOST_WINDOW (record --budget windows the resource: user space sets it
+ * and forgets the resource's instances at each detach). 0 = judged. */
+static __always_inline __u64 res_lost_identity(__u32 res)
+{
+	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
+
+	return l ? *l : 0;
+}
+
 /* A tombstone expired: its held-back USE/RELEASE never got their ACQUIRE.
  * Charge them to the descriptors that saw them. */
 static __always_inline void charge_tombstone(const struct inst_state *st, const struct ev_ctx *c,
@@ -180,19 +190,18 @@ static __always_inline void charge_tombstone(const struct inst_state *st, const 
 		ds = bpf_map_lookup_elem(&desc_stats, &di);
 		if (!ds)
 			continue;
+		if (res_lost_identity(res) & PB_LOST_WINDOW) {
+			/* record --budget: its ACQUIRE may have fallen in a gap */
+			struct pb_engine_stats *es = estats();
+
+			if (es)
+				es->window_unjudged += st->pending_n[k];
+			continue;
+		}
 		ds->violations[inv] += st->pending_n[k];
 		viol_sample(di, res, k ? EV_RELEASE : EV_USE, inv, c, st->pending_tid, instance,
 			    0, 0, 0, false, 0);
 	}
-}
-
-/* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
- * a tombstone (st, or a new one) for PB_REORDER_NS. */
-static __always_inline bool res_lost_identity(__u32 res)
-{
-	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
-
-	return l && *l;
 }
 
 /* An identity of res was lost (the instance map was full). */
@@ -200,18 +209,23 @@ static __always_inline void mark_lost(__u32 res)
 {
 	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
 
-	if (l && !*l)
-		*l = 1;
+	if (l && !(*l & PB_LOST_FULL))
+		__sync_fetch_and_or(l, PB_LOST_FULL);
 }
+
+/* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
+ * a tombstone (st, or a new one) for PB_REORDER_NS. */
 
 static __always_inline void hold_back(struct inst_state *st, struct inst_key *key, __u32 di,
 				      int k, const struct ev_ctx *c, __u32 *flags,
 				      struct pb_res_stats *rs)
 {
 	struct inst_state ns = {};
+	__u64 lost;
 
 	k &= 1;
-	if (res_lost_identity(key->resource)) {
+	lost = res_lost_identity(key->resource);
+	if (lost & PB_LOST_FULL) {
 		struct pb_engine_stats *es = estats();
 
 		if (es)

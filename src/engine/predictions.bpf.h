@@ -54,7 +54,10 @@ static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
 		return;
 	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
 	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
-	if (!w || *w <= 0 || !wk || *wk != t->pend_wakes) {
+	/* record --budget windows the resource: the releasing thread's next
+	 * probe hit may come after a window closed, too late to judge */
+	if (!w || *w <= 0 || !wk || *wk != t->pend_wakes ||
+	    (res_lost_identity(t->pend_res) & PB_LOST_WINDOW)) {
 		ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
 		return;
 	}

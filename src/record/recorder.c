@@ -238,6 +238,7 @@ static int load_engine(struct recorder *r)
 	eo.events = r->o.events;
 	eo.ringbuf_bytes = r->o.ringbuf_bytes;
 	eo.stacks_per_sec = r->o.stacks_per_sec;
+	eo.split_links = r->o.budget > 0;	/* the governor detaches per descriptor */
 	r->e = engine__new(r->p, &eo);
 	if (!r->e) {
 		int err = -errno;
@@ -490,9 +491,12 @@ static enum trace_stop_reason record_loop(struct recorder *r)
 		uint64_t now;
 
 		/* without --events only violation samples come */
-		if (engine__poll(r->e, POLL_MS, write_record, r) < 0)
+		if (engine__poll(r->e, recorder_budget_timeout(r, pb_mono_ns(), POLL_MS),
+				 write_record, r) < 0)
 			nanosleep(&nap, NULL);
 		now = pb_mono_ns();
+		if (recorder_budget_tick(r, now))
+			r->write_errors++;
 		if (now - r->last_snap_ns >= r->interval_ns) {
 			if (take_snapshot(r))
 				return TRACE_STOP_ERROR;
@@ -539,6 +543,7 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 
 	while (engine__poll(r->e, 0, write_record, r) > 0)
 		;
+	recorder_budget_finish(r);	/* every window closed and marked */
 	err = take_snapshot(r);
 	if (!err)
 		err = recorder_procs_update(r, true);
@@ -589,6 +594,8 @@ int recorder__run(struct recorder *r)
 	if (err)
 		goto out;
 	err = open_trace(r);
+	if (!err)
+		err = recorder_budget_start(r);
 	if (err)
 		goto out;
 	err = start_confidence(r);
@@ -637,6 +644,7 @@ void recorder__free(struct recorder *r)
 {
 	if (!r)
 		return;
+	recorder_budget_free(r);
 	engine__free(r->e);
 	confidence__free(r->conf);
 	envelope_watch__free(r->env);

@@ -88,6 +88,10 @@ struct recorder_opts {
 					 * second (PB_REC_STACK, with the processes'
 					 * mappings in TRACE_CHUNK_MAPS); 0 = none */
 	const char *envelope;		/* check against this envelope; NULL none */
+	double budget;			/* record --budget: keep the estimated probe
+					 * overhead under this fraction of the
+					 * target's CPU time (0 = off; see
+					 * docs/record.md "Overhead budget") */
 	bool rebind;			/* plan --rebind: a build-id mismatch re-resolves by
 					 * name; descriptors start degraded */
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "engine/engine.h"
 #include "record/recorder.h"
+#include "record/governor.h"
 
 /* maps.c: a process whose mappings were written, and its executable then */
 struct rec_maps_seen {
@@ -53,6 +54,10 @@ struct recorder {
 	struct rec_maps_seen *maps_seen;
 	size_t n_maps_seen, maps_seen_cap;
 	struct engine_memory mem;	/* map memory, read after attach */
+	/* record --budget (rec_budget.c) */
+	struct governor *gov;
+	struct gov_cost_source costs;
+	uint64_t cpu_ns, cpu_read_ns;	/* the target's CPU time, last read */
 };
 
 /* Send a message to msg, or to pr_err/pr_warn when msg is NULL. */
@@ -72,6 +77,12 @@ int recorder_maps_update(struct recorder *r);
 /* Warn when a --pid process forks workers running the same program. */
 void recorder_fork_hint(struct recorder *r);
 
+/* rec_budget.c (record --budget; no-ops without it) */
+int recorder_budget_start(struct recorder *r);
+int recorder_budget_tick(struct recorder *r, uint64_t now);
+int recorder_budget_timeout(const struct recorder *r, uint64_t now, int cap);
+void recorder_budget_finish(struct recorder *r);
+void recorder_budget_free(struct recorder *r);
 /* summary.c */
 uint64_t recorder_total_events(const struct engine_snapshot *s);
 /* the resource whose WAIT spans took the most time, or -1 */

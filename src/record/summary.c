@@ -199,6 +199,14 @@ json_t *recorder__summary_json(const struct recorder *r)
 		multi_json(o, res);
 	if (o && r->env)
 		json_object_set_new(o, "envelope", envelope_watch__json(r->env));
+	if (o && r->gov) {
+		json_t *g = governor__report_json(r->gov);
+
+		if (g)
+			json_object_set_new(g, "window_unjudged", json_integer((json_int_t)
+					    es->window_unjudged));
+		json_object_set_new(o, "budget", g);
+	}
 	return o;
 }
 
@@ -276,6 +284,13 @@ void recorder__summary_print(const struct recorder *r, FILE *out)
 			pb_confidence_str(res->confidence[i].state),
 			res->confidence[i].reason ? res->confidence[i].reason : "");
 	envelope_watch__print(r->env, out);
+	if (r->gov) {
+		governor__report_print(r->gov, out);
+		if (res->engine.window_unjudged)
+			fprintf(out, "  %llu USE/RELEASE whose ACQUIRE may have fallen between "
+				"windows: unknown, not violations\n",
+				(unsigned long long)res->engine.window_unjudged);
+	}
 }
 
 void recorder__summary_warnings(const struct recorder *r,

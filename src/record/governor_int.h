@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* governor_int.h: the governor's state, shared by governor.c (model and
+ * windows) and gov_report.c (costs, CPU time, estimates, report) only. */
+#ifndef PROBITY_GOVERNOR_INT_H
+#define PROBITY_GOVERNOR_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "record/governor.h"
+
+#define GOV_GROUP_MAX_DESC	16
+
+enum gov_phase { GOV_WARMUP = 0, GOV_GOVERNED };
+
+/* the ACQUIRE/USE/RELEASE descriptors of one resource: windowed together */
+struct gov_group {
+	uint32_t res;
+	uint32_t descs[GOV_GROUP_MAX_DESC];
+	size_t n_desc;
+	bool windowed, attached;
+	double full_rate;		/* probe ns per s with every probe on (warm-up) */
+	double warm_hits_rate;		/* events per s in the warm-up */
+	/* the open window, and one sample per window of its rates */
+	uint64_t win_open_ns, win_acq0, win_ev0;
+	size_t n_win;
+	uint64_t win_ns;		/* time inside windows */
+	uint64_t win_ns_dec;		/* ... since the last decision */
+	double acq_sum, acq_sumsq;	/* ACQUIREs per s, per window */
+	double ev_sum, ev_sumsq;	/* events per s, per window */
+	uint64_t acq_in, ev_in;		/* counted inside windows */
+};
+
+struct governor {
+	const struct plan *p;
+	struct gov_opts o;
+	size_t n_desc;
+	const double *cost;		/* ns per hit, per descriptor (borrowed) */
+	const char *origin;
+	int *group_of;			/* descriptor -> group, -1 = always on */
+	struct gov_group *groups;
+	size_t n_groups;
+	uint64_t *hits, *prev, *warm_hits;
+	double *desc_cost_ns;		/* estimated probe cost so far, per descriptor */
+	enum gov_phase phase;
+	uint64_t start_ns, gov_start_ns, last_ns, end_ns, next_ns, cycle_start;
+	uint64_t cpu_start, cpu_gov_start, cpu_first, cpu_last, cpu_end;
+	double warm_cost_ns, gov_cost_ns;
+	double cpu_rate, allowed_rate, always_on_rate, duty;
+	bool cpu_known, over_budget, was_over, decided;
+	uint64_t dec_ns, dec_cpu;	/* the last decision; warm_hits = its hits */
+	double base_rate;		/* CPU ns/s net of the probes, at it */
+	uint64_t window_ns, cycle_ns;
+	size_t n_open;			/* windows opened after the warm-up */
+};
+
+/* gov_report.c */
+void gov_group_hits(const struct governor *g, const struct gov_group *gr, const uint64_t *hits,
+		    uint64_t *acq, uint64_t *ev);
+void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_ts);
+bool gov_any_windowed(const struct governor *g);
+bool gov_any_open(const struct governor *g);
+void gov_over_budget_note(const struct governor *g, double secs, double base, char *buf,
+			  size_t sz);
+
+#endif
