@@ -239,6 +239,7 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 		break;
 	case PB_REC_STACK:
 		stack_fields(o, &u.k);
+		break;
 	case PB_REC_WINDOW:	/* record --budget: a window boundary */
 		set_u64(o, "resource_index", u.win.resource);
 		if (u.win.resource < s->m->n_resources)
