@@ -150,11 +150,20 @@ static __always_inline bool acquire_tombstone(const struct pb_descriptor *d,
 					      struct inst_state *st, struct ev_out *o, bool *met)
 {
 	__u64 entry = call_entry_ts(c);
-	bool in_call = c->now - st->pending_ts <= PB_REORDER_NS &&
+	bool in_call = ns_since(c->now, st->pending_ts) <= PB_REORDER_NS &&
 		       (!entry || st->pending_ts >= entry);
-	bool released = st->pending_n[1] != 0;
+	bool released;
+	__u32 n[2];
 
-	if (in_call && ((st->pending_n[0] && d->expect_within[EV_USE]) ||
+	/* out of the map first, then its counts: an event that adds to it
+	 * after this sees the seal and is judged again (hold_back) */
+	bpf_map_delete_elem(&instances, key);
+	tomb_take(st, n);
+	/* its last held-back RELEASE came during this call (even if older
+	 * events did not): the lifetime ended already; open nothing */
+	released = n[1] != 0 && ns_since(c->now, TOMB_RELEASE_TS(st)) <= PB_REORDER_NS &&
+		   (!entry || TOMB_RELEASE_TS(st) >= entry);
+	if (in_call && ((n[0] && d->expect_within[EV_USE]) ||
 			(released && d->expect_within[EV_RELEASE])))
 		*met = true;
 	if (in_call) {
@@ -165,10 +174,9 @@ static __always_inline bool acquire_tombstone(const struct pb_descriptor *d,
 		else if (es)
 			es->lost_unjudged++;
 	} else {
-		charge_tombstone(st, c, o->instance, o->res);
+		charge_tombstone(st, c, o->instance, o->res, n);
 	}
-	bpf_map_delete_elem(&instances, key);
-	if (!(in_call && released))
+	if (!released)
 		return false;
 	/* observed late: the lifetime already ended */
 	if (!(d->flags & PB_DF_GEN_COUNTER))
@@ -329,6 +337,17 @@ static __always_inline void judge_acquire(const struct pb_descriptor *d, const s
 		ns.expect_desc = c->descriptor + 1;
 	}
 	how = acquire_settle(d, key, &ns, o->gen, &st);
+	if (!how && st && st->pending_ts) {
+		/* a USE/RELEASE was held back between the lookup and the
+		 * insert: another CPU ran it while this (return) probe was
+		 * starting. Consume it as above, then settle again. */
+		if (acquire_tombstone(d, c, key, st, o, &met))
+			return;
+		if (met)
+			ns.expect_ts = ns.expect_tid = ns.expect_desc = 0;
+		st = NULL;
+		how = acquire_settle(d, key, &ns, o->gen, &st);
+	}
 	o->owner = tid;
 	if (how == ACQ_JOINED && st) {
 		acquire_joined(d, c, rs, st, o);
@@ -358,12 +377,55 @@ static __always_inline struct inst_state *lookup_live(const struct ev_ctx *c,
 {
 	struct inst_state *st = bpf_map_lookup_elem(&instances, key);
 
-	if (st && st->pending_ts && c->now - st->pending_ts > PB_REORDER_NS) {
-		charge_tombstone(st, c, o->instance, o->res);
+	if (st && st->pending_ts && ns_since(c->now, st->pending_ts) > PB_REORDER_NS) {
+		__u32 n[2];
+
 		bpf_map_delete_elem(&instances, key);
+		tomb_take(st, n);
+		charge_tombstone(st, c, o->instance, o->res, n);
 		st = NULL;
 	}
 	return st;
+}
+
+static __always_inline void lost_unjudged(void)
+{
+	struct pb_engine_stats *es = estats();
+
+	if (es)
+		__sync_fetch_and_add(&es->lost_unjudged, 1);
+}
+
+/* A USE (k = 0) or RELEASE (k = 1) found no live entry: hold it back
+ * (NULL). An entry inserted between our lookup and our insert is its
+ * ACQUIRE's on another CPU (a return probe publishes the instance before
+ * it fires, so a worker can USE it while the ACQUIRE is being recorded):
+ * then the event is judged on that live entry, returned. Without this the
+ * USE/RELEASE was dropped and the lifetime later read as a broken
+ * expectation or a double ACQUIRE. A tombstone inserted meanwhile takes
+ * the event; an entry gone again (a race of three) is counted unjudged. */
+static __always_inline struct inst_state *not_active(struct pb_desc_stats *ds,
+						     struct pb_res_stats *rs, struct inst_key *key,
+						     struct inst_state *st, int k,
+						     const struct ev_ctx *c, struct ev_out *o)
+{
+	__u32 flags = 0;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (hold_back(st, key, c->descriptor, k, c, &flags, rs) != -EEXIST)
+			break;
+		st = bpf_map_lookup_elem(&instances, key);
+		if (st && !st->pending_ts && st->holders > 0)
+			return st;	/* raced with its ACQUIRE: live now */
+		if ((st && !st->pending_ts) || i == 1) {
+			lost_unjudged();	/* being deleted, or a race of three */
+			break;
+		}
+	}
+	o->flags |= flags | PB_RF_NOT_ACTIVE;
+	ds->not_active++;
+	return NULL;
 }
 
 /* USE: of a live generation, or held back as not active (a violation
@@ -375,19 +437,20 @@ static __always_inline void judge_use(const struct pb_descriptor *d, const struc
 {
 	struct inst_state *st = lookup_live(c, key, o);
 
-	if (st && !st->pending_ts) {
-		if (!(d->flags & PB_DF_GEN_COUNTER))
-			o->gen = st->generation;
-		o->owner = st->owner_tid;
-		st->touch_ts = c->now;
-		expect_check(st, EV_USE, false, c, o->instance);
-		expect_arm(st, d, c);
-	} else if (!(d->flags & PB_DF_EXT_OWNED)) {
-		ds->not_active++;
-		o->flags |= PB_RF_NOT_ACTIVE;
+	if (!st || st->pending_ts) {
+		if (d->flags & PB_DF_EXT_OWNED)
+			return;
 		/* a violation unless its ACQUIRE shows up late */
-		hold_back(st, key, c->descriptor, 0, c, &o->flags, rs);
+		st = not_active(ds, rs, key, st, 0, c, o);
+		if (!st)
+			return;
 	}
+	if (!(d->flags & PB_DF_GEN_COUNTER))
+		o->gen = st->generation;
+	o->owner = st->owner_tid;
+	st->touch_ts = c->now;
+	expect_check(st, EV_USE, false, c, o->instance);
+	expect_arm(st, d, c);
 }
 
 /* The RELEASE drops one hold of the resource: the releasing thread's, else
@@ -420,10 +483,9 @@ static __always_inline void judge_release(const struct pb_descriptor *d, const s
 	__s32 old_holders;
 
 	if (!st || st->pending_ts) {
-		ds->not_active++;
-		o->flags |= PB_RF_NOT_ACTIVE;
-		hold_back(st, key, c->descriptor, 1, c, &o->flags, rs);
-		return;
+		st = not_active(ds, rs, key, st, 1, c, o);
+		if (!st)
+			return;
 	}
 	old_holders = __sync_fetch_and_add(&st->holders, -1);
 	if (old_holders <= 0) {
@@ -432,7 +494,8 @@ static __always_inline void judge_release(const struct pb_descriptor *d, const s
 		__sync_fetch_and_add(&st->holders, 1);
 		ds->not_active++;
 		o->flags |= PB_RF_NOT_ACTIVE;
-		hold_back(NULL, key, c->descriptor, 1, c, &o->flags, rs);
+		if (hold_back(NULL, key, c->descriptor, 1, c, &o->flags, rs) == -EEXIST)
+			lost_unjudged();	/* still being deleted: not judged */
 		return;
 	}
 	if (!(d->flags & PB_DF_GEN_COUNTER))
@@ -441,7 +504,7 @@ static __always_inline void judge_release(const struct pb_descriptor *d, const s
 	rs->outstanding_units -= (__s64)o->units;
 	__sync_fetch_and_add(&st->units, -(__s64)o->units);
 	if (old_holders <= 1) {
-		o->dur = c->now - st->acquire_ts;
+		o->dur = ns_since(c->now, st->acquire_ts);
 		ds->total_ns += o->dur;
 		ds->hist[log2_bucket(o->dur)]++;
 		expect_check(st, EV_RELEASE, true, c, o->instance);

@@ -19,6 +19,15 @@ struct ev_ctx {
  * entry stash (the call's entry time is unknown) */
 #define EVF_NO_ENTRY	(1u << 16)
 
+/* Time from then to now, 0 when then is later: a program's `now` is read
+ * at its start, so another CPU's program that started after it may have
+ * stored a later time (a USE held back while a slow ACQUIRE return probe
+ * was still running) -- an unsigned difference would be ~2^64. */
+static __always_inline __u64 ns_since(__u64 now, __u64 then)
+{
+	return now > then ? now - then : 0;
+}
+
 /* When the event's call began: its entry probe's time at a return site
  * (now - duration), now at an entry or USDT site (duration 0); 0 when a
  * return probe missed its entry (unknown). Orders an ACQUIRE against the
@@ -172,10 +181,30 @@ static __always_inline __u64 res_lost_identity(__u32 res)
 	return l ? *l : 0;
 }
 
-/* A tombstone expired: its held-back USE/RELEASE never got their ACQUIRE.
- * Charge them to the descriptors that saw them. */
+/* A tombstone's counters once an ACQUIRE or the expiry consumed it
+ * (deleted it from the map): sealed, so a USE/RELEASE on another CPU that
+ * still holds the entry and adds to it afterwards sees it was too late
+ * (hold_back returns -EEXIST and the event is judged again). */
+#define PB_TOMB_SEALED	0x80000000u
+
+/* In a tombstone, acquire_ts (a live entry's field) is the time of the
+ * last held-back RELEASE: a tombstone may hold a USE left from an
+ * earlier lifetime (its ACQUIRE unseen) and then the whole lifetime of a
+ * reused address, USE and RELEASE, before that lifetime's late ACQUIRE. */
+#define TOMB_RELEASE_TS(st)	((st)->acquire_ts)
+
+/* Take a deleted tombstone's counts (n[2]) and seal it. */
+static __always_inline void tomb_take(struct inst_state *st, __u32 *n)
+{
+	n[0] = __sync_lock_test_and_set(&st->pending_n[0], PB_TOMB_SEALED) & ~PB_TOMB_SEALED;
+	n[1] = __sync_lock_test_and_set(&st->pending_n[1], PB_TOMB_SEALED) & ~PB_TOMB_SEALED;
+}
+
+/* A tombstone expired (or its events came before the ACQUIRE's call): its
+ * held-back USE/RELEASE (n[0], n[1]) never got their ACQUIRE. Charge them
+ * to the descriptors that saw them. */
 static __always_inline void charge_tombstone(const struct inst_state *st, const struct ev_ctx *c,
-					     __u64 instance, __u16 res)
+					     __u64 instance, __u16 res, const __u32 *n)
 {
 	int k;
 
@@ -184,7 +213,7 @@ static __always_inline void charge_tombstone(const struct inst_state *st, const 
 		__u32 di, inv = k ? PB_INV_RELEASE_NOT_ACTIVE : PB_INV_USE_NOT_ACQUIRED;
 		struct pb_desc_stats *ds;
 
-		if (!st->pending_n[k] || !st->pending_desc[k])
+		if (!n[k] || !st->pending_desc[k])
 			continue;
 		di = st->pending_desc[k] - 1;
 		ds = bpf_map_lookup_elem(&desc_stats, &di);
@@ -195,10 +224,10 @@ static __always_inline void charge_tombstone(const struct inst_state *st, const 
 			struct pb_engine_stats *es = estats();
 
 			if (es)
-				es->window_unjudged += st->pending_n[k];
+				es->window_unjudged += n[k];
 			continue;
 		}
-		ds->violations[inv] += st->pending_n[k];
+		ds->violations[inv] += n[k];
 		viol_sample(di, res, k ? EV_RELEASE : EV_USE, inv, c, st->pending_tid, instance,
 			    0, 0, 0, false, 0);
 	}
@@ -214,14 +243,17 @@ static __always_inline void mark_lost(__u32 res)
 }
 
 /* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
- * a tombstone (st, or a new one) for PB_REORDER_NS. */
-
-static __always_inline void hold_back(struct inst_state *st, struct inst_key *key, __u32 di,
-				      int k, const struct ev_ctx *c, __u32 *flags,
-				      struct pb_res_stats *rs)
+ * a tombstone (st, or a new one) for PB_REORDER_NS. -EEXIST when the
+ * key changed under the caller: an entry was inserted between its lookup
+ * and this insert, or st was consumed (sealed) meanwhile; not_active() in
+ * event.bpf.h then judges the event again. */
+static __always_inline int hold_back(struct inst_state *st, struct inst_key *key, __u32 di,
+				     int k, const struct ev_ctx *c, __u32 *flags,
+				     struct pb_res_stats *rs)
 {
 	struct inst_state ns = {};
 	__u64 lost;
+	long err;
 
 	k &= 1;
 	lost = res_lost_identity(key->resource);
@@ -231,20 +263,48 @@ static __always_inline void hold_back(struct inst_state *st, struct inst_key *ke
 		if (es)
 			es->lost_unjudged++;
 		*flags |= PB_RF_STATE_FULL;
-		return;
+		return 0;
+	}
+	if (st && ((st->pending_n[0] | st->pending_n[1]) & PB_TOMB_SEALED))
+		return -EEXIST;	/* consumed meanwhile: judge again */
+	if (st && st->pending_n[1]) {
+		/* a held-back RELEASE ended the lifetime the tombstone held
+		 * back: this event starts another (an address reused at once,
+		 * e.g. by malloc). Judge the old one now and keep this one
+		 * with its own time, so a late ACQUIRE is ordered against
+		 * its own events, not the first ever held back on the key. */
+		__u32 n[2];
+
+		n[0] = __sync_lock_test_and_set(&st->pending_n[0], 0);
+		n[1] = __sync_lock_test_and_set(&st->pending_n[1], 0);
+		if ((n[0] | n[1]) & PB_TOMB_SEALED)
+			return -EEXIST;
+		charge_tombstone(st, c, key->instance, (__u16)key->resource, n);
+		st->pending_desc[0] = st->pending_desc[1] = 0;
+		st->pending_desc[k] = di + 1;
+		st->pending_tid = (__u32)c->pid_tgid;
+		st->pending_ts = c->now;
+		TOMB_RELEASE_TS(st) = 0;
 	}
 	if (st) {
 		if (!st->pending_desc[k])
 			st->pending_desc[k] = di + 1;
-		__sync_fetch_and_add(&st->pending_n[k], 1);
-		return;
+		if (k)
+			st->acquire_ts = c->now;	/* TOMB_RELEASE_TS */
+		if (__sync_fetch_and_add(&st->pending_n[k], 1) & PB_TOMB_SEALED)
+			return -EEXIST;	/* consumed meanwhile: judge again */
+		return 0;
 	}
 	ns.pending_ts = c->now;
+	ns.acquire_ts = k ? c->now : 0;	/* TOMB_RELEASE_TS */
 	ns.pending_desc[k] = di + 1;
 	ns.pending_n[k] = 1;
 	ns.pending_tid = (__u32)c->pid_tgid;
 	ns.owner_tgid = (__u32)(c->pid_tgid >> 32);
-	if (bpf_map_update_elem(&instances, key, &ns, BPF_NOEXIST) == -E2BIG) {
+	err = bpf_map_update_elem(&instances, key, &ns, BPF_NOEXIST);
+	if (err == -EEXIST)	/* inserted meanwhile, e.g. by its ACQUIRE on another CPU */
+		return -EEXIST;
+	if (err == -E2BIG) {
 		struct pb_engine_stats *es = estats();
 
 		if (es)
@@ -253,6 +313,7 @@ static __always_inline void hold_back(struct inst_state *st, struct inst_key *ke
 		mark_lost(key->resource);
 		*flags |= PB_RF_STATE_FULL;
 	}
+	return 0;
 }
 
 /* An entry whose last RELEASE ended it (holders <= 0) is deleted by that
