@@ -43,6 +43,13 @@ struct recorder {
 	size_t n_procs, procs_cap;
 	bool procs_dirty;		/* a new or exited one since the last write */
 	struct engine_memory mem;	/* map memory, read after attach */
+	/* cost model (cost.c) */
+	struct pb_calib calib;
+	uint64_t cost_t0;		/* CLOCK_MONOTONIC at attach */
+	uint64_t cost_cpu0;		/* the target's CPU time at attach */
+	uint64_t cost_cpu_last;		/* at the last snapshot it could be read */
+	bool cost_cpu_known;
+	struct trace_cost_desc *cost_desc;	/* res.cost.desc */
 };
 
 /* Send a message to msg, or to pr_err/pr_warn when msg is NULL. */
@@ -58,6 +65,20 @@ uint32_t recorder_instance_entries(const struct manifest *m, uint32_t override);
 int recorder_procs_update(struct recorder *r, bool final);
 /* Warn when a --pid process forks workers running the same program. */
 void recorder_fork_hint(struct recorder *r);
+
+/* cost.c */
+/* Calibrate (or load the calibration file, or take the defaults under
+ * no_calibrate). Always 0: a failed calibration is a warning. */
+int recorder_cost_start(struct recorder *r);
+/* Write a TRACE_CHUNK_COST: the calibration (start), or with the estimates
+ * from the last snapshot into r->res.cost (final). 0 or -errno. */
+int recorder_cost_write(struct recorder *r, bool final);
+/* Read the target's CPU time (each snapshot: a --pid target that exits
+ * keeps its last reading). */
+void recorder_cost_sample(struct recorder *r);
+/* The summary's cost line / object. */
+void recorder_cost_print(const struct recorder *r, FILE *out);
+json_t *recorder_cost_json(const struct recorder *r);
 
 /* summary.c */
 uint64_t recorder_total_events(const struct engine_snapshot *s);
