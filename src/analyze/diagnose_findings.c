@@ -270,7 +270,7 @@ static void contention_waiters(const struct analysis *a, struct finding *f, size
 		an_fmt_ns(t1, sizeof(t1), (double)off);
 		ev_add(f, "off_cpu_wait_ns", (double)off, "ns",
 		       "off-CPU while waiting: %s (%.0f %% of wait time)", t1,
-		       e->wait_ns ? 100.0 * (double)off / (double)e->wait_ns : 0.0);
+		       e->wait_ns_raw ? 100.0 * (double)off / (double)e->wait_ns_raw : 0.0);
 	}
 }
 

@@ -19,7 +19,9 @@ static int loaded_trace_cost(struct loaded_trace *lt, const struct trace_item *i
 	lt->cost = it->cost;
 	memcpy(lt->cost_classes, it->cost_classes, sizeof(lt->cost_classes));
 	lt->has_cost = true;
-	return 0;
+	return analysis__set_probe_cost(lt->analysis, lt->cost_classes, lt->cost.n_classes,
+					lt->cost_desc, lt->cost.n_desc,
+					lt->cost.flags & TRACE_COST_CALIBRATED);
 }
 
 static int load_items(struct loaded_trace *lt)

@@ -128,5 +128,8 @@ void plan__print(const struct plan *p, FILE *out);
 json_t *plan__to_json(const struct plan *p);
 
 const char *plan_link_type_str(enum plan_link_type t);
+/* A site's cost class (docs/record.md "COST MODEL"): "emulated",
+ * "single-step", "nop5", "return" or "usdt" (engine/calib.h measures them). */
+const char *plan_site_cost_class(const struct plan_site *s);
 
 #endif
