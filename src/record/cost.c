@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include "record/recorder_int.h"
 #include "engine/calib.h"
+#include "engine/calib_estimate.h"
 #include "contract/plan.h"
 #include "trace/trace.h"
 #include "common/clock.h"
@@ -23,24 +24,12 @@
 /* utime + stime of one process, in ns; 0 when unreadable (*ok false) */
 static uint64_t proc_cpu_ns(pid_t pid, bool *ok)
 {
-	unsigned long long ut = 0, st = 0;
-	char path[64], buf[1024], *p;
-	FILE *f;
-	size_t n;
+	uint64_t ns = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* comm may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
+	if (calib__proc_cpu_ns(pid, &ns))
 		return 0;
 	*ok = true;
-	return (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	return ns;
 }
 
 static uint64_t cgroup_cpu_ns(const char *dir)
