@@ -55,7 +55,7 @@ static const char *const class_names[PB_SITE__COUNT] = {
 	"emulated", "single-step", "nop5", "return", "usdt",
 };
 /* the figures on a 6.18 VM; used when a class cannot be measured */
-static const double default_ns[PB_SITE__COUNT] = { 7000, 8000, 1400, 3000, 7000 };
+static const double default_ns[PB_SITE__COUNT] = { 7000, 20000, 1400, 3000, 7000 };
 
 const char *pb_site_class_str(enum pb_site_class cls)
 {

@@ -62,7 +62,7 @@ struct calib_opts {
 int calib__run(struct pb_calib *out, const struct calib_opts *opts);
 
 /* Figures for a kernel that was not measured: the issue's numbers on a
- * 6.18 VM (emulated 7 us, single-step 8 us, nop5 1.4 us, return 3 us,
+ * 6.18 VM (emulated 7 us, single-step 20 us, nop5 1.4 us, return 3 us,
  * USDT 7 us). valid = false. */
 void calib__defaults(struct pb_calib *out);
 
