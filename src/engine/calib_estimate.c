@@ -96,6 +96,29 @@ static double site_cost(const struct pb_calib *c, const struct plan *p, size_t i
 	       calib__site_cost_ns(c, calib__plan_site_class(&e));
 }
 
+/* resources a and b are the same, or one is nested in the other by name
+ * (pg.lwlock and pg.lwlock.tranche) */
+static bool related(const struct manifest *m, int a, int b)
+{
+	const char *x, *y;
+	size_t n;
+
+	if (a == b)
+		return true;
+	if (a < 0 || b < 0)
+		return false;
+	x = m->resources[a].name;
+	y = m->resources[b].name;
+	if (strlen(x) > strlen(y)) {
+		const char *t = x;
+
+		x = y;
+		y = t;
+	}
+	n = strlen(x);
+	return !strncmp(x, y, n) && y[n] == '.';
+}
+
 /* does descriptor k of p have a USDT site? */
 static bool desc_usdt(const struct plan *p, size_t k)
 {
@@ -107,7 +130,8 @@ static bool desc_usdt(const struct plan *p, size_t k)
 	return false;
 }
 
-/* per descriptor: a USDT descriptor of the same resource and kind that
+/* per descriptor: a USDT descriptor of the same kind, on the same resource
+ * or one nested in it by name, that
  * costs less per event (the manifest's cheaper equivalent: a probe its
  * developers placed at that point, e.g. a wait-start USDT instead of a
  * span over the whole acquire), or -1. Two symbol sites of one kind are
@@ -125,7 +149,7 @@ static void find_cheaper(struct plan_estimate *e, const struct plan *p)
 			double ck;
 
 			if (k == d || !p->descriptors[k].n_sites || !desc_usdt(p, k) ||
-			    m->events[k].resource_idx != m->events[d].resource_idx ||
+			    !related(m, m->events[k].resource_idx, m->events[d].resource_idx) ||
 			    m->events[k].kind != m->events[d].kind)
 				continue;
 			ck = calib__desc_cost_ns(&e->calib, p, k, NULL);
@@ -135,6 +159,32 @@ static void find_cheaper(struct plan_estimate *e, const struct plan *p)
 			}
 		}
 	}
+}
+
+/* an earlier site of the plan at the same place: the kernel runs both
+ * consumers on one trap, so this one adds only its program */
+static bool shares_trap(const struct plan *p, size_t i)
+{
+	const struct plan_site *s = &p->sites[i];
+	size_t k;
+
+	for (k = 0; k < i; k++)
+		if (p->sites[k].target == s->target && p->sites[k].usdt == s->usdt &&
+		    p->sites[k].retprobe == s->retprobe && p->sites[k].file_offset == s->file_offset)
+			return true;
+	return false;
+}
+
+/* a descriptor's events per second: its busiest site's hits */
+static double desc_rate(const struct plan_estimate *e, const struct plan *p, size_t d)
+{
+	double secs = (double)e->dur_ns / 1e9, best = 0;
+	size_t i;
+
+	for (i = 0; secs > 0 && i < e->n_sites; i++)
+		if ((size_t)p->sites[i].descriptor == d && (double)e->sites[i].hits / secs > best)
+			best = (double)e->sites[i].hits / secs;
+	return best;
 }
 
 static void count_hits(struct plan_estimate *e, struct calib_bpf *skel, const struct plan *p)
@@ -148,7 +198,7 @@ static void count_hits(struct plan_estimate *e, struct calib_bpf *skel, const st
 
 		e->sites[i].site = i;
 		e->sites[i].cls = calib__plan_site_class(&p->sites[i]);
-		e->sites[i].cost_ns = site_cost(&e->calib, p, i);
+		e->sites[i].cost_ns = shares_trap(p, i) ? 0 : site_cost(&e->calib, p, i);
 		bpf_map_lookup_elem(fd, &k, &e->sites[i].hits);
 	}
 	for (i = 0; i < p->n_sites; i++) {
@@ -264,11 +314,12 @@ void plan_estimate__print(const struct plan_estimate *e, const struct plan *p, F
 	fprintf(out, "\n");
 	for (d = 0; d < p->n_descriptors; d++)
 		if (e->cheaper[d] >= 0)
-			fprintf(out, "cheaper equivalent: %s (%.1f us per event) -> %s (%.1f us per "
-				"event)\n", p->manifest->events[d].id,
-				calib__desc_cost_ns(&e->calib, p, d, NULL) / 1e3,
+			fprintf(out, "cheaper equivalent: %s (%.1f us per event, %.1f/s here) -> %s "
+				"(%.1f us per event, %.1f/s here)\n", p->manifest->events[d].id,
+				calib__desc_cost_ns(&e->calib, p, d, NULL) / 1e3, desc_rate(e, p, d),
 				p->manifest->events[e->cheaper[d]].id,
-				calib__desc_cost_ns(&e->calib, p, (size_t)e->cheaper[d], NULL) / 1e3);
+				calib__desc_cost_ns(&e->calib, p, (size_t)e->cheaper[d], NULL) / 1e3,
+				desc_rate(e, p, (size_t)e->cheaper[d]));
 }
 
 json_t *plan_estimate__to_json(const struct plan_estimate *e, const struct plan *p)

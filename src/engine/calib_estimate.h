@@ -7,7 +7,8 @@
  * its calibrated cost (engine/calib.h) is its expected overhead, as a share
  * of the process's CPU time over the same interval (/proc/PID/stat) and of
  * one CPU. Where the manifest offers a cheaper equivalent (a USDT
- * descriptor of the same resource and kind that costs less per event, e.g.
+ * descriptor of the same kind, on the same resource or one nested in it by
+ * name, that costs less per event, e.g.
  * a wait-start USDT probe instead of a span over the whole function) it is
  * named.
  */
@@ -28,7 +29,9 @@ struct plan_estimate_site {
 	enum pb_site_class cls;
 	uint64_t hits;
 	double cost_ns;			/* per hit (a return site without an entry
-					 * site also pays its function's entry trap) */
+					 * site also pays its function's entry trap;
+					 * a site at the same place as an earlier one
+					 * shares its trap: 0) */
 	double ns_per_s;		/* hits/s x cost_ns: overhead per second */
 };
 
