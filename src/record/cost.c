@@ -103,6 +103,28 @@ int recorder_cost_start(struct recorder *r)
 	return 0;
 }
 
+/* every site of descriptor d sits where a site of an earlier descriptor
+ * does: the kernel runs both on one trap, d adds only its program */
+static bool shares_traps(const struct plan *p, size_t d)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->n_sites; i++) {
+		const struct plan_site *s = &p->sites[i];
+		bool dup = false;
+
+		if ((size_t)s->descriptor != d)
+			continue;
+		for (k = 0; k < p->n_sites && !dup; k++)
+			dup = (size_t)p->sites[k].descriptor < d && p->sites[k].target == s->target &&
+			      p->sites[k].file_offset == s->file_offset &&
+			      p->sites[k].retprobe == s->retprobe && p->sites[k].usdt == s->usdt;
+		if (!dup)
+			return false;
+	}
+	return true;
+}
+
 /* The figures of the last snapshot: one entry per descriptor that has
  * sites. Returns how many entries, *sum the estimated overhead (ns). */
 static size_t fill_desc(const struct recorder *r, struct trace_cost_desc *d, double *sum)
@@ -113,15 +135,18 @@ static size_t fill_desc(const struct recorder *r, struct trace_cost_desc *d, dou
 	for (i = 0; i < r->p->n_descriptors; i++) {
 		uint64_t hits = i < r->snap.n_desc && r->snap.desc ? r->snap.desc[i].hits : 0;
 		uint32_t classes = 0;
-		double c;
+		double c, est;
 
 		if (!r->p->descriptors[i].n_sites)
 			continue;
 		c = calib__desc_cost_ns(&r->calib, r->p, i, &classes);
+		/* cost_ns: what the probes add to one event (the correction);
+		 * est_ns: what this descriptor adds to the target */
+		est = shares_traps(r->p, i) ? 0 : c * (double)hits;
 		d[n] = (struct trace_cost_desc){ .descriptor = (uint32_t)i, .classes = classes,
 						 .hits = hits, .cost_ns = (uint64_t)(c + 0.5),
-						 .est_ns = (uint64_t)(c * (double)hits + 0.5) };
-		*sum += c * (double)hits;
+						 .est_ns = (uint64_t)(est + 0.5) };
+		*sum += est;
 		n++;
 	}
 	return n;
