@@ -134,6 +134,9 @@ void analysis__free(struct analysis *a)
 	free(a->leak);
 	free(a->snap_desc);
 	free(a->ev_desc);
+	free(a->probe_cost_ns);
+	free(a->probe_err_ns);
+	free(a->probefx);
 	free(a->snap_res);
 	free(a->use_unmatched);
 	free(a->release_unmatched);

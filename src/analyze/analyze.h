@@ -116,6 +116,17 @@ int analysis__add_snapshot(struct analysis *a, uint64_t ts_ns,
 			   const struct pb_res_stats *per_res, size_t n_res,
 			   const struct pb_engine_stats *eng);
 
+/* The probes' cost model (trace TRACE_CHUNK_COST): per site class and per
+ * descriptor. WAIT and hold times are then corrected for the probes' own
+ * cost, and a resource whose WAITs are within the probe-effect error gets
+ * no contention finding (docs/report.md "Probe-effect correction"; probefx.c).
+ * Optional; may be called again (the last call wins). 0 or -ENOMEM. */
+struct trace_cost_class;
+struct trace_cost_desc;
+int analysis__set_probe_cost(struct analysis *a, const struct trace_cost_class *cls,
+			     size_t n_cls, const struct trace_cost_desc *d, size_t n_d,
+			     bool calibrated);
+
 /* The recording's window (from the trace header); optional, widens the
  * window seen in records and snapshots. */
 void analysis__set_window(struct analysis *a, uint64_t start_ns, uint64_t end_ns);

@@ -101,10 +101,29 @@ struct analysis {
 	analysis_comm_fn comm;		/* names for pids/tids (analysis__set_comm) */
 	void *comm_ctx;
 
+	/* probe-effect correction (probefx.c): per descriptor, the probes'
+	 * calibrated cost per event and its error; per resource, the result */
+	double *probe_cost_ns, *probe_err_ns;
+	struct an_probefx *probefx;
+	bool probefx_on, probefx_calibrated;
+
 	bool finished;
 	struct finding *findings;
 	size_t n_findings;
 };
+
+struct an_probefx {
+	uint64_t waits;
+	double wait_raw_ns, wait_ns;	/* before / after the correction */
+	double per_wait_ns;		/* subtracted per WAIT (mean) */
+	double err_ns;			/* waits x the probes' p90 - p50 spread */
+	double hold_raw_ns, hold_ns;
+	bool dominated;			/* corrected WAIT time <= err_ns */
+};
+
+/* probefx.c: the report's "probe cost dominates" lines and JSON */
+json_t *an_probefx_json(const struct analysis *a);
+void an_probefx_print(const struct analysis *a, FILE *out);
 
 void an_fmt_ns(char *buf, size_t sz, double ns);
 /* " (NAME, pid P)" for thread tid when the trace names it, else "" */

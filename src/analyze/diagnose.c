@@ -113,6 +113,7 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 		an_join_waits(a, r, e, holds_r, n_holds_r);
 		an_join_lives(a, r, e, x->t_end, x->t_start);
 	}
+	an_probefx_correct(a, r, e);
 	hold_events = e->n_hold_spans > 0;
 	/* contention: wait time, discounted when the wakeups show that waits
 	 * were not ended by releases of this resource */
@@ -127,7 +128,7 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 			explained = w_eff;
 		an_finding_long_hold(a, r, e, x->dur_ns, explained, hold_events);
 	}
-	if (e->waits)
+	if (e->waits && !an_probefx_dominated(a, r))
 		an_finding_contention(a, r, e, x->dur_ns, w_eff, share, share_known, explained);
 	/* windowed (record --budget): its ACQUIRE - RELEASE drift across
 	 * window edges is unknown, never a leak (docs/record.md) */

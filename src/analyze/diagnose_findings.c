@@ -301,7 +301,7 @@ static void contention_waiters(const struct analysis *a, struct finding *f, size
 		an_fmt_ns(t1, sizeof(t1), (double)off);
 		ev_add(f, "off_cpu_wait_ns", (double)off, "ns",
 		       "off-CPU while waiting: %s (%.0f %% of wait time)", t1,
-		       e->wait_ns ? 100.0 * (double)off / (double)e->wait_ns : 0.0);
+		       e->wait_ns_raw ? 100.0 * (double)off / (double)e->wait_ns_raw : 0.0);
 	}
 }
 
@@ -344,6 +344,27 @@ static void contention_causes(const struct analysis *a, struct finding *f, size_
 	}
 }
 
+/* the typical (p50) WAIT, corrected, is within the probes' error: the
+ * wait time left is a few long WAITs, the finding is half as certain */
+static void contention_probefx(const struct analysis *a, struct finding *f, size_t r, double p50)
+{
+	const struct an_probefx *p = a->probefx_on ? &a->probefx[r] : NULL;
+	double err;
+	char t1[32], t2[32];
+
+	if (!p || !p->waits)
+		return;
+	err = p->err_ns / (double)p->waits;
+	if (p50 > err)
+		return;
+	an_fmt_ns(t1, sizeof(t1), p->per_wait_ns);
+	an_fmt_ns(t2, sizeof(t2), err);
+	ev_add(f, "probe_cost_dominates_typical_wait", p50, "ns",
+	       "probe cost dominates the typical WAIT: its p50 is within the probes' error once their %s per WAIT is subtracted (error %s per WAIT); the wait time left is in the longer WAITs",
+	       t1, t2);
+	f->certainty *= 0.5;
+}
+
 void an_finding_contention(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
 			   double w_eff, double share, bool share_known, double explained)
 {
@@ -374,6 +395,7 @@ void an_finding_contention(struct analysis *a, size_t r, struct res_ev *e, doubl
 	ev_add(f, "wait_p50_ns", hist_quantile(hist, 0.5), "ns",
 	       "wait p50 %s, p99 %s (log2 histogram bucket midpoints)", t2, t3);
 	ev_add(f, "wait_p99_ns", hist_quantile(hist, 0.99), "ns", "wait p99 %s", t3);
+	contention_probefx(a, f, r, hist_quantile(hist, 0.5));
 	contention_descriptors(a, f, r, e, only);
 	contention_waiters(a, f, r, e, dur_ns, c_ns, io_ns);
 	contention_causes(a, f, r, e, share, share_known, explained);

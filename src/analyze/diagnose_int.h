@@ -46,6 +46,7 @@ struct res_ev {
 	bool wd_spans;			/* ... built from WAIT span records */
 	/* aggregates */
 	uint64_t waits, wait_ns, acquires, uses, releases, hold_ns, holds;
+	uint64_t wait_ns_raw;		/* before the probe-effect correction */
 	uint64_t wait_hist[PB_HIST_BUCKETS], hold_hist[PB_HIST_BUCKETS];
 	uint64_t long_n_agg;
 	double long_ns_agg;
@@ -107,5 +108,12 @@ void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_
 void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
 /* a finding resting on a stale or suspect descriptor says so first */
 void an_model_summary(struct analysis *a, struct finding *f);
+
+/* probefx.c: correct r's WAIT and hold times for the probes' own cost
+ * (e->wait_ns_raw keeps the uncorrected wait time); whether probe cost
+ * dominates r's WAITs; the report's lines and JSON: analyze_int.h */
+void an_probefx_correct(struct analysis *a, size_t r, struct res_ev *e);
+bool an_probefx_dominated(const struct analysis *a, size_t r);
+
 
 #endif

@@ -105,6 +105,7 @@ json_t *analysis__to_json_top(const struct analysis *a, size_t max_findings)
 	json_object_set_new(o, "first_ts_ns", json_integer((json_int_t)c->first_ts));
 	json_object_set_new(o, "last_ts_ns", json_integer((json_int_t)c->last_ts));
 	json_object_set_new(o, "findings", arr);
+	json_object_set_new(o, "probe_effect", an_probefx_json(a));
 	return o;
 }
 
@@ -137,6 +138,7 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top)
 		fprintf(out, "skipped: %llu malformed records, %llu of unknown type; %llu not kept (memory cap)\n",
 			(unsigned long long)c->malformed, (unsigned long long)c->unknown_type,
 			(unsigned long long)c->truncated);
+	an_probefx_print(a, out);
 	if (!n) {
 		fprintf(out, "no findings\n");
 		return;

@@ -368,6 +368,8 @@ static void emit_item(struct script *s, const struct trace_item *it)
 	case TRACE_ITEM_MAPS:
 		emit_maps(s, it->maps, it->n_maps);
 		break;
+	case TRACE_ITEM_COST:	/* the cost model: 'report' shows it */
+		break;
 	case TRACE_ITEM_END:
 		s->st->ended = true;
 		o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:i}", "type", "end",

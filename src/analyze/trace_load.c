@@ -5,6 +5,25 @@
 #include <string.h>
 #include "analyze/trace_load.h"
 
+/* Keep the cost model; the analysis corrects span durations with it from
+ * the first one on (written before any record). 0 or -ENOMEM. */
+static int loaded_trace_cost(struct loaded_trace *lt, const struct trace_item *it)
+{
+	struct trace_cost_desc *d = malloc(((size_t)it->cost.n_desc + 1) * sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, it->cost_desc, (size_t)it->cost.n_desc * sizeof(*d));
+	free(lt->cost_desc);
+	lt->cost_desc = d;
+	lt->cost = it->cost;
+	memcpy(lt->cost_classes, it->cost_classes, sizeof(lt->cost_classes));
+	lt->has_cost = true;
+	return analysis__set_probe_cost(lt->analysis, lt->cost_classes, lt->cost.n_classes,
+					lt->cost_desc, lt->cost.n_desc,
+					lt->cost.flags & TRACE_COST_CALIBRATED);
+}
+
 static int load_items(struct loaded_trace *lt)
 {
 	struct trace_item it;
@@ -57,6 +76,11 @@ static int load_items(struct loaded_trace *lt)
 				return -ENOMEM;
 			memcpy(lt->procs, it.procs, it.n_procs * sizeof(*lt->procs));
 			lt->n_procs = it.n_procs;
+			break;
+		case TRACE_ITEM_COST:
+			ret = loaded_trace_cost(lt, &it);
+			if (ret)
+				return ret;
 			break;
 		case TRACE_ITEM_END:
 			lt->ended = true;
@@ -223,6 +247,7 @@ void loaded_trace__free(struct loaded_trace *lt)
 	free(lt->cut_reason);
 	free(lt->procs);
 	stack_set__free(lt->stacks);
+	free(lt->cost_desc);
 	for (i = 0; i < lt->n_notes; i++)
 		free(lt->notes[i]);
 	memset(lt, 0, sizeof(*lt));

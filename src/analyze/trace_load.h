@@ -43,6 +43,12 @@ struct loaded_trace {
 	size_t n_procs;
 	/* user stacks (PB_REC_STACK) and the mappings to name their frames */
 	struct stack_set *stacks;
+	/* the probes' cost model (TRACE_CHUNK_COST, the last one in the file);
+	 * has_cost false in traces before it existed */
+	bool has_cost;
+	struct trace_cost_hdr cost;
+	struct trace_cost_class cost_classes[TRACE_COST_CLASSES];
+	struct trace_cost_desc *cost_desc;	/* cost.n_desc entries */
 };
 
 /* Load path and finish the analysis. 0, or -errno with lt->error set:

@@ -5,9 +5,11 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "contract/manifest.h"
 #include "contract/plan.h"
+#include "engine/calib_estimate.h"
 
 #define MAX_BINARIES 16
 
@@ -15,6 +17,7 @@ static void plan_help(FILE *out)
 {
 	fprintf(out,
 		"Usage: %s [-j] plan MANIFEST [--binary PATH | --binary ID=PATH]... [--pid PID] [--rebind]\n"
+		"       %s [-j] plan MANIFEST --estimate --pid PID [-d SECONDS]\n"
 		"\n"
 		"Compile a resource manifest into an attach plan and print it: each event\n"
 		"descriptor -> probe site -> file offset -> uprobe_multi link and cookie.\n"
@@ -31,6 +34,12 @@ static void plan_help(FILE *out)
 		"      --rebind         on a build-id mismatch, re-resolve sites by symbol name;\n"
 		"                       every re-bound descriptor becomes 'degraded' (never\n"
 		"                       'validated'); offsets inside functions are refused\n"
+		"      --estimate       with --pid: count the sites' hits in PID for -d seconds\n"
+		"                       with count-only programs and print each site's cost\n"
+		"                       class, hits/s and expected overhead, the total, and\n"
+		"                       the manifest's cheaper equivalent sites (docs/record.md\n"
+		"                       \"COST MODEL\")\n"
+		"  -d, --duration SECS  how long --estimate counts (default 2)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Relative target paths are resolved from the manifest's directory; bare\n"
@@ -38,17 +47,25 @@ static void plan_help(FILE *out)
 		"\n"
 		"Exit status: 0 every descriptor planned; 1 some descriptor or target refused;\n"
 		"2 usage error, unreadable or invalid manifest; 3 internal failure.\n",
-		bin_name);
+		bin_name, bin_name);
 }
 
 /* Options into popts (binaries: MAX_BINARIES slots); -1 to go on, else
  * the exit status (help, usage error). */
-static int parse_plan_args(int argc, char **argv, struct plan_opts *popts, const char **binaries)
+struct estimate_args {
+	bool on;
+	uint64_t dur_ns;
+};
+
+static int parse_plan_args(int argc, char **argv, struct plan_opts *popts, const char **binaries,
+			   struct estimate_args *ea)
 {
 	static const struct option opts[] = {
 		{ "binary", required_argument, NULL, 'b' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rebind", no_argument, NULL, 'r' },
+		{ "estimate", no_argument, NULL, 'e' },
+		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -56,7 +73,7 @@ static int parse_plan_args(int argc, char **argv, struct plan_opts *popts, const
 	long pid;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "b:p:h", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc, argv, "b:p:d:h", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'b':
 			if (popts->n_binaries == MAX_BINARIES) {
@@ -75,6 +92,11 @@ static int parse_plan_args(int argc, char **argv, struct plan_opts *popts, const
 			popts->pid = (pid_t)pid;
 			break;
 		case 'r': popts->rebind = true; break;
+		case 'e': ea->on = true; break;
+		case 'd':
+			if (cli_parse_duration("--duration", optarg, false, 3600, &ea->dur_ns))
+				return EXIT_USAGE;
+			break;
 		case 'h': plan_help(stdout); return EXIT_OK;
 		default: plan_help(stderr); return EXIT_USAGE;
 		}
@@ -87,7 +109,34 @@ static int parse_plan_args(int argc, char **argv, struct plan_opts *popts, const
 		p_err("--pid and --binary are mutually exclusive");
 		return EXIT_USAGE;
 	}
+	if (ea->on && !popts->pid) {
+		p_err("--estimate needs --pid PID (the process to count hits in)");
+		return EXIT_USAGE;
+	}
 	return -1;
+}
+
+/* plan --estimate: calibrate, count the plan's hits in its pid, print.
+ * The plan JSON gets an "estimate" object. 0 or -errno. */
+static int estimate(const struct plan *p, const struct estimate_args *ea, json_t *doc)
+{
+	struct plan_estimate *e = NULL;
+	struct pb_calib c;
+	int err;
+
+	if (calib__run(&c, NULL))
+		p_warn("calibration failed: pricing hits with default figures");
+	err = plan_estimate__run(p, p->pid, ea->dur_ns, &c, &e);
+	if (err) {
+		p_err("estimate: %s", strerror(-err));
+		return err;
+	}
+	if (doc)
+		json_object_set_new(doc, "estimate", plan_estimate__to_json(e, p));
+	else
+		plan_estimate__print(e, p, stdout);
+	plan_estimate__free(e);
+	return 0;
 }
 
 int do_plan(int argc, char **argv)
@@ -96,10 +145,12 @@ int do_plan(int argc, char **argv)
 	struct plan_opts popts = { .binaries = binaries };
 	struct manifest *m = NULL;
 	struct diags *diags = NULL;
+	struct estimate_args ea = { .dur_ns = 2000000000ull };
 	struct plan *p = NULL;
+	json_t *doc = NULL;
 	int err, ret;
 
-	ret = parse_plan_args(argc, argv, &popts, binaries);
+	ret = parse_plan_args(argc, argv, &popts, binaries, &ea);
 	if (ret >= 0)
 		return ret;
 	diags = diags__new();
@@ -129,9 +180,16 @@ int do_plan(int argc, char **argv)
 		goto out;
 	}
 	if (json_output)
-		json_print_and_free(plan__to_json(p));
+		doc = plan__to_json(p);
 	else
 		plan__print(p, stdout);
+	if (ea.on && !p->n_refused && estimate(p, &ea, doc)) {
+		json_decref(doc);
+		ret = EXIT_FAILURE_RT;
+		goto out;
+	}
+	if (doc)
+		json_print_and_free(doc);
 	if (p->n_refused && !json_output)
 		p_err("%zu descriptor(s) refused; see the notes above", p->n_refused);
 	ret = p->n_refused ? EXIT_FINDINGS : EXIT_OK;

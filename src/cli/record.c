@@ -41,6 +41,7 @@ static void record_help(FILE *out)
 		"              -- CMD [ARGS]...) [-o FILE] [-d SECONDS] [--events]\n"
 		"              [--binary PATH]... [--envelope FILE] [--max-instances N]\n"
 		"              [--rebind] [--budget P%%]\n"
+		"              [--stacks N] [--calibration FILE | --no-calibrate]\n"
 		"\n"
 		"Attach the resource-event engine to processes as the manifest's attach plan\n"
 		"says (refusing exactly as 'plan' does) and write a trace file for 'report'.\n"
@@ -79,6 +80,10 @@ static void record_help(FILE *out)
 		"                       and cheap resources stay always on, hot resources\n"
 		"                       are sampled by time windows (lifetimes crossing a\n"
 		"                       window edge are unknown, never leaks or violations)\n"
+		"      --calibration FILE  reuse the probe-cost calibration in FILE when it\n"
+		"                       was measured on this kernel, else measure and write it\n"
+		"      --no-calibrate   skip the ~0.3 s probe-cost self-test: overhead\n"
+		"                       estimates use default figures (docs/record.md)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"With '-- CMD', CMD is started held until every probe is attached (no early\n"
@@ -145,30 +150,33 @@ static int check_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
+enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_CGROUP,
+       OPT_MAX_INST, OPT_REBIND, OPT_STACKS, OPT_BUDGET, OPT_NO_CALIB, OPT_CALIB };
+static const struct option record_opts[] = {
+	{ "manifest", required_argument, NULL, 'm' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "events", no_argument, NULL, OPT_EVENTS },
+	{ "binary", required_argument, NULL, 'b' },
+	{ "ringbuf-kib", required_argument, NULL, OPT_RINGBUF },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "envelope", required_argument, NULL, OPT_ENVELOPE },
+	{ "all", no_argument, NULL, 'a' },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "max-instances", required_argument, NULL, OPT_MAX_INST },
+	{ "rebind", no_argument, NULL, OPT_REBIND },
+	{ "stacks", required_argument, NULL, OPT_STACKS },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "no-calibrate", no_argument, NULL, OPT_NO_CALIB },
+	{ "calibration", required_argument, NULL, OPT_CALIB },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
 /* Over 80 lines because it is one flat getopt switch over every option. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	enum { OPT_EVENTS = 256, OPT_RINGBUF, OPT_INTERVAL, OPT_ENVELOPE, OPT_CGROUP,
-	       OPT_MAX_INST, OPT_REBIND, OPT_STACKS, OPT_BUDGET };
-	static const struct option opts[] = {
-		{ "manifest", required_argument, NULL, 'm' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "events", no_argument, NULL, OPT_EVENTS },
-		{ "binary", required_argument, NULL, 'b' },
-		{ "ringbuf-kib", required_argument, NULL, OPT_RINGBUF },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "envelope", required_argument, NULL, OPT_ENVELOPE },
-		{ "all", no_argument, NULL, 'a' },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "max-instances", required_argument, NULL, OPT_MAX_INST },
-		{ "rebind", no_argument, NULL, OPT_REBIND },
-		{ "stacks", required_argument, NULL, OPT_STACKS },
-		{ "budget", required_argument, NULL, OPT_BUDGET },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct recorder_opts *o = &a->ro;
 	uint64_t u;
 	int opt, err = 0;
@@ -180,7 +188,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	o->pids = a->pids;
 	o->interval_ns = RECORDER_DEFAULT_INTERVAL_MS * 1000000ull;
 	o->stacks_per_sec = RECORD_DEFAULT_STACKS;
-	while (!err && (opt = getopt_long(argc, argv, "+m:p:o:d:b:ah", opts, NULL)) >= 0) {
+	while (!err && (opt = getopt_long(argc, argv, "+m:p:o:d:b:ah", record_opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'm': o->manifest = optarg; break;
 		case 'o': o->output = optarg; break;
@@ -199,6 +207,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'a': o->all = true; break;
 		case OPT_CGROUP: o->cgroup = optarg; break;
+		case OPT_NO_CALIB: o->no_calibrate = true; break;
+		case OPT_CALIB: o->calibration = optarg; break;
 		case OPT_MAX_INST:
 			err = cli_parse_count("--max-instances", optarg, false, 64u << 20, &u);
 			o->max_instances = (uint32_t)u;

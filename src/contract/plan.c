@@ -302,6 +302,7 @@ static int add_symbol_sites(struct plan_ctx *c, int ei, const struct elf_symbol 
 		if (e->site.at == PB_AT_RETURN)
 			s->cookie |= PLAN_COOKIE_STASH;
 		s->insn_len = chk->insn_len;
+		s->exec = chk->exec;
 		snprintf(s->insn_text, sizeof(s->insn_text), "%s", chk->insn_text);
 		if (chk->note[0])
 			s->note = strdup(chk->note);
@@ -318,6 +319,7 @@ static int add_symbol_sites(struct plan_ctx *c, int ei, const struct elf_symbol 
 		s->sym_vaddr = sym->vaddr;
 		s->cookie = (uint64_t)ei | PLAN_COOKIE_RETURN;
 		s->insn_len = chk->insn_len;
+		s->exec = chk->exec;
 		snprintf(s->insn_text, sizeof(s->insn_text), "%s", chk->insn_text);
 	}
 	if (sym->from_dynsym)

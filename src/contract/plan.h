@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include "contract/manifest.h"
 #include "common/diag.h"
+#include "elf/insn.h"
 
 struct plan_opts {
 	/* "PATH" (single target, or the target whose binary basename
@@ -62,6 +63,8 @@ struct plan_site {
 	int link;			/* index into plan->links */
 	uint64_t cookie;		/* descriptor index (see PLAN_COOKIE_*) */
 	uint32_t insn_len;		/* first instruction at the site (symbols) */
+	enum insn_exec exec;		/* how the kernel runs it: the site's cost
+					 * class (engine/calib.h); UNKNOWN for USDT */
 	char insn_text[96];
 	char *note;			/* e.g. "5-byte nop: can be optimized" */
 };
@@ -125,5 +128,8 @@ void plan__print(const struct plan *p, FILE *out);
 json_t *plan__to_json(const struct plan *p);
 
 const char *plan_link_type_str(enum plan_link_type t);
+/* A site's cost class (docs/record.md "COST MODEL"): "emulated",
+ * "single-step", "nop5", "return" or "usdt" (engine/calib.h measures them). */
+const char *plan_site_cost_class(const struct plan_site *s);
 
 #endif

@@ -84,8 +84,9 @@ static void print_sites(const struct plan *p, FILE *out)
 		sw = strlen(buf) > sw ? strlen(buf) : sw;
 	}
 	fprintf(out, "\nsites (descriptor -> site -> file offset -> link/cookie):\n");
-	fprintf(out, "  %4s  %-*s %-12s %-12s %4s  %-12s %s\n", "desc", (int)sw, "site", "at",
-		"file offset", "link", "cookie", "first insn / USDT args; note");
+	fprintf(out, "  %4s  %-*s %-12s %-11s %-12s %4s  %-12s %s\n", "desc", (int)sw, "site",
+		"at", "cost class", "file offset", "link", "cookie",
+		"first insn / USDT args; note");
 	for (i = 0; i < p->n_sites; i++) {
 		const struct plan_site *s = &p->sites[i];
 		char insn[128];
@@ -95,10 +96,27 @@ static void print_sites(const struct plan *p, FILE *out)
 			snprintf(insn, sizeof(insn), "args \"%s\"", s->usdt_args ? s->usdt_args : "");
 		else
 			snprintf(insn, sizeof(insn), "%s (%u B)", s->insn_text, s->insn_len);
-		fprintf(out, "  %4d  %-*s %-12s 0x%-10llx %4d  0x%-10llx %s%s%s\n",
-			s->descriptor, (int)sw, buf, site_role(s), (unsigned long long)s->file_offset,
+		fprintf(out, "  %4d  %-*s %-12s %-11s 0x%-10llx %4d  0x%-10llx %s%s%s\n",
+			s->descriptor, (int)sw, buf, site_role(s), plan_site_cost_class(s),
+			(unsigned long long)s->file_offset,
 			s->link, (unsigned long long)s->cookie, insn, s->note ? "; " : "",
 			s->note ? s->note : "");
+	}
+}
+
+const char *plan_site_cost_class(const struct plan_site *s)
+{
+	if (s->usdt)
+		return "usdt";
+	if (s->retprobe)
+		return "return";
+	switch (s->exec) {
+	case INSN_EXEC_OPTIMIZABLE:
+		return "nop5";
+	case INSN_EXEC_EMULATED:
+		return "emulated";
+	default:
+		return "single-step";
 	}
 }
 
@@ -191,6 +209,7 @@ json_t *plan__to_json(const struct plan *p)
 			"vaddr", hex_u64(s->vaddr), "file_offset", hex_u64(s->file_offset),
 			"link", (json_int_t)s->link, "cookie", hex_u64(s->cookie));
 
+		json_object_set_new(o, "cost_class", json_string(plan_site_cost_class(s)));
 		if (s->usdt) {
 			json_object_set_new(o, "usdt", json_pack("{s:s, s:s, s:s?}",
 				"provider", e->site.usdt_provider, "name", e->site.usdt_name,

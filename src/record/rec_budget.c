@@ -75,7 +75,17 @@ int recorder_budget_start(struct recorder *r)
 
 	if (!(r->o.budget > 0))
 		return 0;
-	gov_costs__default(&c);	/* calibration (src/engine/calib) plugs in here */
+	gov_costs__default(&c);
+	if (r->calib.measured[PB_SITE_EMULATED] || r->calib.measured[PB_SITE_NOP5]) {
+		/* the calibration record ran at start (cost.c): this kernel's figures */
+		c.entry_emulated_ns = calib__site_cost_ns(&r->calib, PB_SITE_EMULATED);
+		if (calib__site_cost_ns(&r->calib, PB_SITE_SSTEP) > c.entry_emulated_ns)
+			c.entry_emulated_ns = calib__site_cost_ns(&r->calib, PB_SITE_SSTEP);
+		c.entry_nop5_ns = calib__site_cost_ns(&r->calib, PB_SITE_NOP5);
+		c.ret_extra_ns = calib__site_cost_ns(&r->calib, PB_SITE_RET);
+		c.usdt_ns = calib__site_cost_ns(&r->calib, PB_SITE_USDT);
+		c.origin = "calibrated on this kernel";
+	}
 	err = gov_cost_source__from_plan(&r->costs, r->p, &c);
 	if (err)
 		return err;

@@ -318,6 +318,8 @@ static int open_trace(struct recorder *r)
 		err = trace_writer__plan(r->w, r->p);
 	for (i = 0; !err && i < engine__n_notes(r->e); i++)
 		err = trace_writer__note(r->w, engine__note(r->e, i));
+	if (!err)
+		err = recorder_cost_write(r, false);
 	if (err) {
 		say(r, PB_LOG_ERROR, "cannot write trace file %s: %s", r->o.output, strerror(-err));
 		/* no evidence in it yet: leave no half-written trace behind */
@@ -405,6 +407,7 @@ static int take_snapshot(struct recorder *r)
 
 	if (err)
 		return err;
+	recorder_cost_sample(r);
 	s.ts_ns = r->snap.ts_ns;
 	s.n_desc = r->snap.n_desc;
 	s.n_res = r->snap.n_res;
@@ -547,6 +550,8 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 	err = take_snapshot(r);
 	if (!err)
 		err = recorder_procs_update(r, true);
+	if (!err)
+		err = recorder_cost_write(r, true);
 	if (!err) {
 		note_lost_evidence(r);
 		envelope_watch__finish(r->env, r->w);
@@ -591,6 +596,8 @@ int recorder__run(struct recorder *r)
 	if (err)
 		goto out;
 	err = load_engine(r);
+	if (!err)	/* after attaching: a --pid target may not wait for it */
+		err = recorder_cost_start(r);
 	if (err)
 		goto out;
 	err = open_trace(r);
@@ -660,5 +667,6 @@ void recorder__free(struct recorder *r)
 	free(r->changed);
 	free(r->procs);
 	free(r->maps_seen);
+	free(r->cost_desc);
 	free(r);
 }

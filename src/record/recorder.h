@@ -29,6 +29,7 @@
 #include <jansson.h>
 #include "common/log.h"
 #include "contract/manifest.h"
+#include "engine/calib.h"
 #include "engine/events.h"
 #include "trace/trace.h"
 
@@ -95,6 +96,9 @@ struct recorder_opts {
 	bool rebind;			/* plan --rebind: a build-id mismatch re-resolves by
 					 * name; descriptors start degraded */
 
+	bool no_calibrate;		/* skip the cost self-test: default figures */
+	const char *calibration;	/* calibration file: reused when it was made
+					 * on this kernel, else measured and written */
 	recorder_message_fn message;	/* NULL: pr_err / pr_warn */
 	void (*progress)(const struct recorder_progress *p, void *ctx);
 	bool (*should_stop)(void *ctx);	/* polled every 50 ms; NULL never */
@@ -117,6 +121,17 @@ struct recorder_confidence {
 	const char *id;			/* manifest event id */
 	enum pb_confidence state;
 	const char *reason;		/* may be NULL */
+};
+
+/* The probes' estimated cost over a run (docs/record.md "Cost model"). */
+struct recorder_cost {
+	struct pb_calib calib;		/* per site class, this kernel */
+	double est_ns;			/* sum over descriptors of events x cost */
+	uint64_t wall_ns;		/* the recording's wall time */
+	uint64_t target_cpu_ns;		/* the target's CPU time over it */
+	bool cpu_known;			/* false: --all, or /proc unreadable */
+	const struct trace_cost_desc *desc;	/* per descriptor with sites */
+	size_t n_desc;
 };
 
 /* What a run recorded; valid after recorder__run() returned 0. */
@@ -148,6 +163,7 @@ struct recorder_result {
 	uint64_t peak_live;		/* most live instances seen in a snapshot */
 	uint64_t instance_map_bytes;	/* its locked memory */
 	uint64_t maps_bytes;		/* all the engine's maps */
+	struct recorder_cost cost;	/* estimated probe overhead */
 };
 
 /* Copies opts (the strings and arrays it points to must outlive the

@@ -58,6 +58,13 @@ struct recorder {
 	struct governor *gov;
 	struct gov_cost_source costs;
 	uint64_t cpu_ns, cpu_read_ns;	/* the target's CPU time, last read */
+	/* cost model (cost.c) */
+	struct pb_calib calib;
+	uint64_t cost_t0;		/* CLOCK_MONOTONIC at attach */
+	uint64_t cost_cpu0;		/* the target's CPU time at attach */
+	uint64_t cost_cpu_last;		/* at the last snapshot it could be read */
+	bool cost_cpu_known;
+	struct trace_cost_desc *cost_desc;	/* res.cost.desc */
 };
 
 /* Send a message to msg, or to pr_err/pr_warn when msg is NULL. */
@@ -83,6 +90,20 @@ int recorder_budget_tick(struct recorder *r, uint64_t now);
 int recorder_budget_timeout(const struct recorder *r, uint64_t now, int cap);
 void recorder_budget_finish(struct recorder *r);
 void recorder_budget_free(struct recorder *r);
+/* cost.c */
+/* Calibrate (or load the calibration file, or take the defaults under
+ * no_calibrate). Always 0: a failed calibration is a warning. */
+int recorder_cost_start(struct recorder *r);
+/* Write a TRACE_CHUNK_COST: the calibration (start), or with the estimates
+ * from the last snapshot into r->res.cost (final). 0 or -errno. */
+int recorder_cost_write(struct recorder *r, bool final);
+/* Read the target's CPU time (each snapshot: a --pid target that exits
+ * keeps its last reading). */
+void recorder_cost_sample(struct recorder *r);
+/* The summary's cost line / object. */
+void recorder_cost_print(const struct recorder *r, FILE *out);
+json_t *recorder_cost_json(const struct recorder *r);
+
 /* summary.c */
 uint64_t recorder_total_events(const struct engine_snapshot *s);
 /* the resource whose WAIT spans took the most time, or -1 */

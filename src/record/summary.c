@@ -207,6 +207,8 @@ json_t *recorder__summary_json(const struct recorder *r)
 					    es->window_unjudged));
 		json_object_set_new(o, "budget", g);
 	}
+	if (o)
+		json_object_set_new(o, "cost", recorder_cost_json(r));
 	return o;
 }
 
@@ -279,6 +281,7 @@ void recorder__summary_print(const struct recorder *r, FILE *out)
 		(double)res->instance_map_bytes / (1 << 20),
 		res->max_instances ? (double)res->instance_map_bytes / (double)res->max_instances : 0,
 		(double)res->maps_bytes / (1 << 20));
+	recorder_cost_print(r, out);
 	for (i = 0; i < res->n_confidence; i++)
 		fprintf(out, "confidence: %s is %s (%s)\n", res->confidence[i].id,
 			pb_confidence_str(res->confidence[i].state),

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "trace/trace.h"
+#include "trace/trace_int.h"
 #include "common/framing.h"
 #include "contract/plan.h"
 
@@ -236,6 +237,21 @@ int trace_writer__maps(struct trace_writer *w, const struct trace_map *m, size_t
 	return write_table(w, TRACE_CHUNK_MAPS, m, n, sizeof(*m));
 }
 
+int trace_writer__cost(struct trace_writer *w, const struct trace_cost_hdr *h,
+		       const struct trace_cost_class *cls, const struct trace_cost_desc *desc)
+{
+	void *buf = NULL;
+	size_t len;
+	int err = trace_writer__flush(w);
+
+	if (!err)
+		err = trace_cost__encode(h, cls, desc, &buf, &len);
+	if (!err)
+		err = append(w, TRACE_CHUNK_COST, buf, len);
+	free(buf);
+	return err;
+}
+
 int trace_writer__end(struct trace_writer *w, const struct trace_end *e)
 {
 	int err = trace_writer__flush(w);
@@ -295,6 +311,7 @@ struct trace_reader {
 	char *note;
 	struct trace_proc *procs;	/* the last TRACE_CHUNK_PROCS read */
 	struct trace_map *maps;		/* the last TRACE_CHUNK_MAPS read */
+	struct trace_cost_desc *cost_desc;	/* the last TRACE_CHUNK_COST read */
 	bool ended;
 	char *cut;
 	uint64_t unknown_chunks;	/* skipped: type not known to this reader */
@@ -606,6 +623,16 @@ int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 			}
 			it->type = TRACE_ITEM_MAPS;
 			return 1;
+		case TRACE_CHUNK_COST:
+			ret = trace_cost__decode(buf, len, it, &r->cost_desc);
+			if (ret == -ENOMEM)
+				return ret;
+			if (ret) {
+				set_cut(r, "malformed cost chunk");
+				continue;
+			}
+			it->type = TRACE_ITEM_COST;
+			return 1;
 		case TRACE_CHUNK_END:
 			memcpy(&it->end, buf, len < sizeof(it->end) ? len : sizeof(it->end));
 			r->ended = true;
@@ -653,6 +680,7 @@ void trace_reader__free(struct trace_reader *r)
 	free(r->snap_desc);
 	free(r->snap_res);
 	free(r->note);
+	free(r->cost_desc);
 	free(r->procs);
 	free(r->maps);
 	free(r->cut);

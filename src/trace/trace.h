@@ -17,6 +17,9 @@
  *     TRACE_CHUNK_MAPS      executable mappings of recorded processes, for
  *                           offline stack symbolization (struct trace_maps_hdr
  *                           + entries)
+ *     TRACE_CHUNK_COST      the probes' cost model: calibrated cost per site
+ *                           class, then (the last one) overhead per
+ *                           descriptor (struct trace_cost_hdr + entries)
  *     TRACE_CHUNK_END       clean end with totals (struct trace_end)
  *
  * All multi-byte fields are little-endian, fixed width. A file without
@@ -44,6 +47,7 @@ enum trace_chunk_type {
 	TRACE_CHUNK_END = 6,
 	TRACE_CHUNK_PROCS = 7,		/* older readers skip it (unknown type) */
 	TRACE_CHUNK_MAPS = 8,		/* likewise */
+	TRACE_CHUNK_COST = 9,		/* older readers skip it (unknown type) */
 };
 
 /* trace_header.flags */
@@ -166,6 +170,44 @@ struct trace_map {
 	char path[TRACE_MAP_PATH];	/* as /proc/PID/maps prints it (NUL-padded) */
 };
 
+/* TRACE_CHUNK_COST payload: trace_cost_hdr, then n_classes x class_size
+ * bytes (struct trace_cost_class, one per enum pb_site_class of
+ * engine/calib.h, in that order), then n_desc x desc_size bytes (struct
+ * trace_cost_desc). Written after the plan with the calibration only
+ * (n_desc 0) and again before the end with the estimates; a reader keeps
+ * the last one. docs/record.md "Cost model". */
+#define TRACE_COST_CALIBRATED	(1u << 0)	/* measured on this kernel (else defaults) */
+#define TRACE_COST_CACHED	(1u << 1)	/* from a calibration file */
+#define TRACE_COST_CPU		(1u << 2)	/* target_cpu_ns was read */
+#define TRACE_COST_CLASSES	5
+
+struct trace_cost_hdr {
+	uint32_t n_classes;
+	uint32_t class_size;
+	uint32_t n_desc;
+	uint32_t desc_size;
+	uint32_t flags;			/* TRACE_COST_* */
+	uint32_t calls;			/* calls timed per class */
+	uint64_t wall_ns;		/* recording time the estimates cover */
+	uint64_t target_cpu_ns;		/* the target's CPU time over it (/proc/PID/stat
+					 * utime+stime, or the cgroup's cpu.stat) */
+};
+
+struct trace_cost_class {
+	uint32_t cls;			/* enum pb_site_class */
+	uint32_t measured;		/* 1: measured, 0: default figure */
+	uint64_t p50_ns;		/* per hit */
+	uint64_t p90_ns;
+};
+
+struct trace_cost_desc {
+	uint32_t descriptor;
+	uint32_t classes;		/* probes per event: a bit per enum pb_site_class */
+	uint64_t hits;			/* events the probes fired for */
+	uint64_t cost_ns;		/* per event (p50 figures) */
+	uint64_t est_ns;		/* hits x cost_ns */
+};
+
 /* TRACE_CHUNK_END payload. */
 enum trace_stop_reason {
 	TRACE_STOP_SIGNAL = 1,		/* SIGINT / SIGTERM */
@@ -212,6 +254,10 @@ int trace_writer__note(struct trace_writer *w, const char *text);
 int trace_writer__procs(struct trace_writer *w, const struct trace_proc *p, size_t n);
 /* One TRACE_CHUNK_MAPS chunk of n entries (n may be 0: nothing written). */
 int trace_writer__maps(struct trace_writer *w, const struct trace_map *m, size_t n);
+/* One TRACE_CHUNK_COST chunk (h->n_classes classes, h->n_desc entries;
+ * the sizes are filled in). */
+int trace_writer__cost(struct trace_writer *w, const struct trace_cost_hdr *h,
+		       const struct trace_cost_class *cls, const struct trace_cost_desc *desc);
 /* Flush, write TRACE_CHUNK_END. */
 int trace_writer__end(struct trace_writer *w, const struct trace_end *e);
 uint64_t trace_writer__records(const struct trace_writer *w);
@@ -231,6 +277,7 @@ enum trace_item_type {
 	TRACE_ITEM_END = 4,		/* item.end */
 	TRACE_ITEM_PROCS = 5,		/* item.procs, item.n_procs */
 	TRACE_ITEM_MAPS = 6,		/* item.maps, item.n_maps */
+	TRACE_ITEM_COST = 7,		/* item.cost, item.cost_classes, item.cost_desc */
 };
 
 struct trace_item {
@@ -244,6 +291,9 @@ struct trace_item {
 	size_t n_procs;
 	const struct trace_map *maps;	/* valid until next call */
 	size_t n_maps;
+	struct trace_cost_hdr cost;	/* sizes normalised to this reader's */
+	struct trace_cost_class cost_classes[TRACE_COST_CLASSES];
+	const struct trace_cost_desc *cost_desc;	/* cost.n_desc, valid until next call */
 };
 
 /* Open path, check the header, and read the manifest and plan chunks.
