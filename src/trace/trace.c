@@ -554,6 +554,8 @@ static int next_in_chunk(struct trace_reader *r, struct trace_item *it)
 	return 1;
 }
 
+/* Over 80 lines because it is one flat switch over the chunk types, each
+ * case a decode call and its cut message. */
 int trace_reader__next(struct trace_reader *r, struct trace_item *it)
 {
 	const void *buf;
