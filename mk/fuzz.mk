@@ -6,7 +6,11 @@
 #                        HTML under $(BUILD)/fuzz-cov/html/
 #   make fuzz-long       each target to FUZZ_LONG_RUNS executions (10 M) or
 #                        FUZZ_LONG_SECONDS (3600) under nice -n 19, one at
-#                        a time; FUZZ_TARGETS="fuzz_trace ..." picks some
+#                        a time; FUZZ_TARGETS="fuzz_trace ..." picks some;
+#                        FUZZ_LONG_PREBUILT=1 runs $(BUILD)/fuzz/NAME
+#   make fuzz-rates      executions/s (wall and per CPU second) of each
+#                        target -> bench/results/fuzz.json "rates";
+#                        FUZZ_RATES_BEFORE=DIR compares with DIR/NAME
 LLVM_PROFDATA ?= $(firstword $(wildcard /usr/bin/llvm-profdata-14 /usr/bin/llvm-profdata))
 LLVM_COV ?= $(firstword $(wildcard /usr/bin/llvm-cov-14 /usr/bin/llvm-cov))
 FUZZ_LONG_RUNS ?= 10000000
@@ -22,7 +26,7 @@ FUZZ_CAMPAIGN_ENV = CLANG="$(CLANG)" COV_CFLAGS="$(FUZZ_COV_CFLAGS)" \
 	LLVM_PROFDATA="$(LLVM_PROFDATA)" LLVM_COV="$(LLVM_COV)" \
 	FUZZ_LONG_RUNS="$(FUZZ_LONG_RUNS)" FUZZ_LONG_SECONDS="$(FUZZ_LONG_SECONDS)"
 
-.PHONY: fuzz-coverage fuzz-long
+.PHONY: fuzz-coverage fuzz-long fuzz-rates
 fuzz-coverage: | $(DEPS_STAMP)
 	@$(FUZZ_CAMPAIGN_ENV) python3 tests/fuzz/campaign.py coverage $(FUZZ_TARGETS)
 
@@ -30,3 +34,7 @@ fuzz-coverage: | $(DEPS_STAMP)
 # ASan objects: the Makefile rule compiles the whole library per target
 fuzz-long: | $(DEPS_STAMP)
 	@$(FUZZ_CAMPAIGN_ENV) python3 tests/fuzz/campaign.py long $(FUZZ_TARGETS)
+
+# executions per second of the Makefile's fuzz binaries (tests/fuzz/campaign.py)
+fuzz-rates: $(FUZZ_BINS)
+	@$(FUZZ_CAMPAIGN_ENV) python3 tests/fuzz/campaign.py rates $(FUZZ_TARGETS)

@@ -102,7 +102,7 @@ static int decode_value(struct decoder *d, const char *path, const struct field 
 		*(bool *)dst = b;
 		return 0;
 	case F_OBJ:
-		if (json_unpack_ex(v, &e, JSON_VALIDATE_ONLY, "{}"))
+		if (!json_is_object(v) && json_unpack_ex(v, &e, JSON_VALIDATE_ONLY, "{}"))
 			return fail(d, path, f->key, &e, e.text);
 		*(const json_t **)dst = v;
 		return 0;
@@ -152,15 +152,18 @@ static void decode_fields(struct decoder *d, const json_t *obj, const char *path
 
 	if (!obj)
 		return;
-	if (json_unpack_ex((json_t *)obj, &e, JSON_VALIDATE_ONLY, "{}")) {
+	/* json_unpack only to word an error: an object unpack allocates a
+	 * key set, twice per field, and decoding is per entry per read */
+	if (!json_is_object(obj)) {
+		json_unpack_ex((json_t *)obj, &e, JSON_VALIDATE_ONLY, "{}");
 		fail(d, path, NULL, &e, e.text);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		json_t *v = NULL;
+		json_t *v = json_object_get(obj, fs[i].key);
 
-		if (json_unpack_ex((json_t *)obj, &e, 0, fs[i].presence == OPT ? "{s?:o}" : "{s:o}",
-				   fs[i].key, &v)) {
+		if (!v && fs[i].presence != OPT) {
+			json_unpack_ex((json_t *)obj, &e, 0, "{s:o}", fs[i].key, &v);
 			fail(d, path, NULL, &e, e.text);	/* names the missing key */
 			continue;
 		}

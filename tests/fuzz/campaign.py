@@ -23,11 +23,22 @@
       crash-*/leak-*/timeout-* (libFuzzer's artifact prefix): commit each
       as a seed and fix it. The numbers (executions, seconds, crashes,
       corpus growth) go into bench/results/fuzz.json ("campaigns").
+      Each target runs with -max_len from MAX_LEN (the format's realistic
+      input sizes); FUZZ_LONG_PREBUILT=1 runs the Makefile's binaries
+      (BUILD/fuzz/NAME, the same ASan+UBSan flags) instead of building.
+
+  campaign.py rates [NAME...]   (make fuzz-rates; not in CI)
+      Executions per second of each target, wall and CPU: BUILD/fuzz/NAME
+      (and FUZZ_RATES_BEFORE/NAME when set, interleaved, for a before/after
+      comparison) for FUZZ_RATES_SECONDS (default 20) each from a copy of
+      its corpus, fixed seed, nice -n 19, as fuzz-long runs it. Executions
+      per CPU second estimate one idle core on a loaded machine; they go
+      into bench/results/fuzz.json ("rates") with hours to 10 M.
 
 Environment (set by mk/fuzz.mk): CLANG, COV_CFLAGS, ASAN_CFLAGS, LIB_SRCS, REJIT_SRCS,
 LDLIBS, BUILD, LLVM_PROFDATA, LLVM_COV.
 """
-import glob, json, os, platform, re, subprocess, sys, time
+import glob, json, os, platform, re, resource, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, 'bench', 'results', 'fuzz.json')
@@ -71,6 +82,30 @@ TARGETS = {
     'fuzz_timespec': (['src/attribute/timespec.c'], {}),
     'fuzz_probes': (['src/elf/probes.c', 'src/elf/dwarf.c', 'src/contract/manifest_init.c'], {}),
     'fuzz_signing': (['src/receipts/dsse.c', 'src/metrics/metrics_http.c'], {}),
+}
+
+
+# -max_len per target (libFuzzer's default is the largest seed, up to
+# 38-93 KB here): bytes enough for the structures each format has in real
+# use, from the seed corpora's sizes (p90 / max in tests/fuzz/corpus).
+# Framed files need several chunks of every type; record streams a few
+# hundred records; the text formats a screenful.
+MAX_LEN = {
+    'fuzz_trace': 65536,        # p90 38 KB: every chunk type + records
+    'fuzz_samples': 8192,       # p90 3 KB, max 4 KB
+    'fuzz_lifelog': 8192,       # p90 2.7 KB, max 4 KB (~30 entries)
+    'fuzz_records': 16384,      # p90 11.7 KB: a few hundred records
+    'fuzz_elf': 16384,          # seeds are small ELF files up to 15 KB
+    'fuzz_probes': 20480,       # max seed 20 KB
+    'fuzz_manifest': 4096,      # p90 2 KB (8192 let inputs grow: 1199 -> 862 execs/CPU s)
+    'fuzz_rebind_edit': 4096,   # manifests, as fuzz_manifest
+    'fuzz_envelope': 16384,     # max seed 12.6 KB
+    'fuzz_store': 4096,         # max seed 1 KB (receipt + artifacts)
+    'fuzz_receipt': 4096,       # max seed 1.2 KB
+    'fuzz_perfscript': 4096,    # perf script lines, max seed 1.1 KB
+    'fuzz_rejit_script': 4096,  # max seed 1.2 KB
+    'fuzz_signing': 4096,
+    'fuzz_timespec': 256,       # a time spec, max seed 131 B
 }
 
 
@@ -287,7 +322,13 @@ def cmd_long(names):
     res = load_results()
     camp = res.setdefault('campaigns', {})
     names = targets(names)
-    bins = asan_bins(build, names)
+    if os.environ.get('FUZZ_LONG_PREBUILT') == '1':
+        bins = {n: os.path.join(build, 'fuzz', n) for n in names}
+        for b in bins.values():
+            if not os.access(b, os.X_OK):
+                sys.exit(f'campaign.py: {b} not built (make {os.path.relpath(b, ROOT)})')
+    else:
+        bins = asan_bins(build, names)
     for n in names:
         binp = bins[n]
         work = os.path.join(build, 'fuzz', f'corpus-{n}')
@@ -302,6 +343,7 @@ def cmd_long(names):
         with open(log, 'w') as lf:
             r = subprocess.run(['nice', '-n', '19', binp, f'-runs={runs}', f'-max_total_time={secs}',
                                 '-timeout=10', '-rss_limit_mb=2048', '-print_final_stats=1',
+                                f'-max_len={MAX_LEN.get(n, 4096)}',
                                 '-artifact_prefix=tests/fuzz/'] +
                                ([f'-dict={dictf}'] if os.path.exists(dictf) else []) + [work, seeds],
                                cwd=ROOT, stdout=lf, stderr=subprocess.STDOUT)
@@ -319,7 +361,8 @@ def cmd_long(names):
                    'edges': int(m[0]) if m else None, 'features': int(m[1]) if m else None,
                    'seeds_before': n_seeds, 'seeds_after': len(os.listdir(seeds)),
                    'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                   'nice': 19}
+                   'nice': 19, 'max_len': MAX_LEN.get(n, 4096),
+                   'loadavg_1m_at_end': round(os.getloadavg()[0], 2)}
         print(f'  {camp[n]["executions"]} execs in {camp[n]["seconds"]}s, {len(crashes)} crashes, '
               f'corpus {n_seeds} -> {camp[n]["seeds_after"]}', flush=True)
         cur = load_results()    # another campaign may have written meanwhile
@@ -327,10 +370,78 @@ def cmd_long(names):
         save_results(cur)
 
 
+def rate_one(binp, n, secs, max_len):
+    """One timed run from a fresh copy of the corpus: (execs, wall, cpu)."""
+    import shutil
+    import tempfile
+    seeds = os.path.join(ROOT, 'tests', 'fuzz', 'corpus', n)
+    dictf = os.path.join(ROOT, 'tests', 'fuzz', f'{n}.dict')
+    with tempfile.TemporaryDirectory(prefix=f'rate-{n}.') as tmp:
+        work = os.path.join(tmp, 'corpus')
+        shutil.copytree(seeds, work)
+        cmd = ['nice', '-n', '19', binp, '-seed=1', f'-max_total_time={secs}', '-timeout=10',
+               '-rss_limit_mb=2048', f'-artifact_prefix={tmp}/'] + \
+            ([f'-max_len={max_len}'] if max_len else []) + \
+            ([f'-dict={dictf}'] if os.path.exists(dictf) else []) + [work]
+        t0 = time.time()
+        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out, _ = p.communicate()
+        wall = time.time() - t0
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return parse_stats(out), wall, ru, p.returncode
+
+
+def cmd_rates(names):
+    """Before/after executions per second, interleaved (rate_one)."""
+    build = os.path.join(ROOT, env('BUILD'))
+    secs = int(os.environ.get('FUZZ_RATES_SECONDS', '20'))
+    before = os.environ.get('FUZZ_RATES_BEFORE')
+    res = load_results()
+    rates = res.setdefault('rates', {})
+    tg = rates.setdefault('targets', {})
+    la0 = os.getloadavg()
+    for n in targets(names):
+        row = {}
+        runs = ([('before', os.path.join(before, n), None)] if before else []) + \
+            [('after', os.path.join(build, 'fuzz', n), MAX_LEN.get(n, 4096))]
+        for label, binp, ml in runs:
+            prev = resource.getrusage(resource.RUSAGE_CHILDREN)
+            execs, wall, ru, rc = rate_one(binp, n, secs, ml)
+            cpu = (ru.ru_utime - prev.ru_utime) + (ru.ru_stime - prev.ru_stime)
+            row[label] = {'executions': execs, 'wall_s': round(wall, 1), 'cpu_s': round(cpu, 1),
+                          'execs_per_wall_s': round(execs / wall) if wall else None,
+                          'execs_per_cpu_s': round(execs / cpu) if cpu else None,
+                          'max_len': ml or 'default (largest seed)', 'exit': rc,
+                          'loadavg_1m': round(os.getloadavg()[0], 2)}
+        a = row['after']
+        a['hours_to_10M_one_idle_core'] = round(1e7 / a['execs_per_cpu_s'] / 3600, 1) \
+            if a['execs_per_cpu_s'] else None
+        if before and row['before']['execs_per_cpu_s'] and a['execs_per_cpu_s']:
+            row['speedup_cpu'] = round(a['execs_per_cpu_s'] / row['before']['execs_per_cpu_s'], 1)
+        tg[n] = row
+        print(f'fuzz-rates: {n}: ' + ', '.join(f'{k} {v["executions"]} execs, {v["execs_per_cpu_s"]}/cpu-s '
+                                              f'{v["execs_per_wall_s"]}/wall-s'
+                                              for k, v in row.items() if isinstance(v, dict)), flush=True)
+        cur = load_results()
+        cur.setdefault('rates', {}).setdefault('targets', {})[n] = row
+        cur['rates']['method'] = (
+            f'each binary {secs} s (-max_total_time) from a fresh copy of tests/fuzz/corpus/NAME, '
+            '-seed=1, the target dictionary, nice -n 19, ASan+UBSan (the Makefile fuzz build); '
+            'before/after interleaved per target. execs_per_cpu_s = executions / (user+sys CPU '
+            's of the run): what one idle core gives, since wall rates on this shared machine '
+            'are set by the load; it includes libFuzzer start-up and the corpus load, so it '
+            'understates the steady rate of a long run. hours_to_10M_one_idle_core = '
+            '10 M / execs_per_cpu_s.')
+        cur['rates']['loadavg_at_start'] = [round(x, 2) for x in la0]
+        cur['rates']['date'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+        save_results(cur)
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ('coverage', 'long'):
+    cmds = {'coverage': cmd_coverage, 'long': cmd_long, 'rates': cmd_rates}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
-    (cmd_coverage if sys.argv[1] == 'coverage' else cmd_long)(sys.argv[2:])
+    cmds[sys.argv[1]](sys.argv[2:])
 
 
 if __name__ == '__main__':
