@@ -43,6 +43,7 @@ struct agent *agent__new(const struct agent_opts *opts)
 	if (!a)
 		return NULL;
 	a->o = *opts;
+	snprintf(a->calib_path, sizeof(a->calib_path), "%s/.calibration.json", opts->trace_dir);
 	atomic_init(&a->stop, 0);
 	atomic_init(&a->reload, 0);
 	a->notify = getenv("NOTIFY_SOCKET") != NULL;
@@ -137,6 +138,8 @@ static int start_window(struct agent *a, struct agent_manifest *am, uint64_t len
 	ro.interval_ns = a->o.interval_ns;
 	ro.rebind = am->rebind;
 	ro.follow_forks = true;	/* a target's forked workers: this window too */
+	ro.budget = a->o.budget;
+	ro.calibration = a->calib_path;	/* one self-test, not one per window */
 	ro.message = rec_message;
 	ro.ctx = am;
 	s->rec = recorder__new(&ro);

@@ -58,6 +58,8 @@ struct agent_opts {
 	uint64_t duration_ns;		/* stop by itself after this long; 0 never */
 	bool rebind;			/* a new build-id at a manifest's binary
 					 * path is rebound (degraded), not refused */
+	double budget;			/* record --budget in every window (a fraction
+					 * of the targets' CPU time); 0 = off */
 };
 
 /* Copies opts (strings must outlive the agent). NULL + errno (EINVAL:

@@ -96,6 +96,9 @@ struct agent_bid {
 
 struct agent {
 	struct agent_opts o;
+	/* the probe-cost calibration, measured once and reused by every
+	 * window (record --calibration): TRACE_DIR/.calibration.json */
+	char calib_path[4096];
 	struct agent_manifest **ms;	/* pointers: a window's thread holds one */
 	size_t n_ms, ms_cap;
 	struct procwatch *pw;

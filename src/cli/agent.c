@@ -13,6 +13,7 @@
 #include "cli/args.h"
 #include "agent/agent.h"
 #include "metrics/metrics.h"
+#include "record/governor.h"
 
 #define DEFAULT_STATE	AGENT_DEFAULT_STATE_DIR "/" AGENT_STATE_NAME
 
@@ -43,8 +44,8 @@ static void agent_help(FILE *out)
 		"      --keep N            trace files kept per manifest (default 96)\n"
 		"      --max-trace-mib N   rotate a trace early at N MiB (default 256; 0: no cap)\n"
 		"      --duty ON/PERIOD    record ON of every PERIOD (default 1m/5m; 'always')\n"
-		"      --budget P%%         the overhead governor's budget: not available yet\n"
-		"                          (needs the governor, record --budget); use --duty\n"
+		"      --budget P%%         every window under the overhead governor (record\n"
+		"                          --budget P%%); within --duty's on-part (default off)\n"
 		"      --rebind            record a new build of a manifest's binary rebound by\n"
 		"                          symbol name, descriptors degraded (default: refuse)\n"
 		"  -i, --interval DUR      snapshot interval (default 250ms)\n"
@@ -134,9 +135,12 @@ static int parse_opt(int opt, struct agent_opts *o)
 		return 0;
 	case 'D': return parse_duty(optarg, o);
 	case 'B':
-		p_err("--budget %s: the overhead governor (record --budget) is not in this build "
-		      "yet; the agent runs under --duty ON/PERIOD until it is", optarg);
-		return -EINVAL;
+		if (gov_parse_budget(optarg, &o->budget)) {
+			p_err("--budget: expected a percentage 0 < P <= 100 (e.g. 2%%), found '%s'",
+			      optarg);
+			return -EINVAL;
+		}
+		return 0;
 	case 'r': o->rebind = true; return 0;
 	case 'i': return cli_parse_duration("--interval", optarg, false, 3600, &o->interval_ns);
 	case 'd': return cli_parse_duration("--duration", optarg, false, 30 * 86400, &o->duration_ns);

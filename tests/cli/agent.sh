@@ -16,9 +16,9 @@ pids=""
 trap 'for p in $pids; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
 
 # usage errors: exit 2, no BPF needed
-"$P" agent --budget 5% >/dev/null 2>"$T/e1"; rc=$?
-[ $rc -eq 2 ] || err "agent --budget exited $rc, expected 2"
-grep -q "governor" "$T/e1" || err "--budget does not say it needs the governor: $(cat "$T/e1")"
+"$P" agent --budget 0% >/dev/null 2>"$T/e1"; rc=$?
+[ $rc -eq 2 ] || err "agent --budget 0% exited $rc, expected 2"
+grep -q "expected a percentage" "$T/e1" || err "--budget 0%: no clear error: $(cat "$T/e1")"
 "$P" agent --listen 127.0.0.1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || err "agent --listen without a port exited $rc, expected 2"
 "$P" agent --duty 5m/1m >/dev/null 2>&1; rc=$?
@@ -136,4 +136,22 @@ grep -Eq '^probity_agent_windows_total\{manifest="demo",result="ok"\} [1-9]' "$T
 	err "metrics lack the demo's windows"
 grep -Eq '^probity_events_total\{manifest="demo2",' "$T/metrics/probity.prom" ||
 	err "metrics lack the added manifest's events"
+
+# --budget: every window under the governor, one calibration reused
+mkdir -p "$T/bm"
+cp "$DEMO_M" "$T/bm/demo.yaml"
+"$DEMO" --clients 2 --duration 0 -q >/dev/null 2>&1 &
+bd=$!
+pids="$pids $bd"
+"$P" agent -m "$T/bm" --trace-dir "$T/bt" --state-file "$T/bs.json" --metrics-dir none \
+	--duty always --rotate 3s --budget 5% -d 8 >/dev/null 2>"$T/berr"; rc=$?
+kill $bd 2>/dev/null
+[ $rc -eq 0 ] || err "agent --budget 5% exited $rc: $(tail -3 "$T/berr")"
+[ -s "$T/bt/.calibration.json" ] || err "agent --budget: no reused calibration file"
+n=0
+for t in "$T"/bt/demo/*.trace; do
+	[ -f "$t" ] || continue
+	"$P" script "$t" 2>/dev/null | grep -q "governor: budget 5%" && n=$((n + 1))
+done
+[ $n -ge 1 ] || err "agent --budget: no window trace records the governor's budget"
 exit $fail
