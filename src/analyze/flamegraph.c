@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/flamegraph.h"
+#include "analyze/html.h"
 
 #define FG_ROW		17	/* px per frame row */
 #define FG_CHAR		7	/* px per label character (monospace 12px) */
@@ -81,19 +82,6 @@ static int fg_build(struct fg_tree *t, const struct stack_folds *f)
 	return 0;
 }
 
-static void fg_esc(FILE *out, const char *s, size_t len)
-{
-	for (; len--; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
-	}
-}
-
 /* A warm colour from the name, stable across runs. */
 static void fg_color(const char *s, size_t len, char *buf, size_t sz)
 {
@@ -118,7 +106,7 @@ static void fg_draw(const struct fg_tree *t, int32_t n, double x, double scale, 
 		return;
 	fg_color(v->name, v->len, color, sizeof(color));
 	fputs("<g class=\"frame\"><title>", out);
-	fg_esc(out, v->name, v->len);
+	html__escape(out, v->name, v->len);
 	fprintf(out, " (%s %.3f ms, %.1f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 		"height=\"%d\" fill=\"%s\" rx=\"2\"/>", what, (double)v->value / 1e6,
 		total ? 100.0 * (double)v->value / (double)total : 0, x, y, w, FG_ROW - 1, color);
@@ -126,9 +114,9 @@ static void fg_draw(const struct fg_tree *t, int32_t n, double x, double scale, 
 	if (chars >= 3) {
 		fprintf(out, "<text x=\"%.1f\" y=\"%d\">", x + 3, y + FG_ROW - 5);
 		if (v->len <= chars) {
-			fg_esc(out, v->name, v->len);
+			html__escape(out, v->name, v->len);
 		} else {
-			fg_esc(out, v->name, chars - 2);
+			html__escape(out, v->name, chars - 2);
 			fputs("..", out);
 		}
 		fputs("</text>", out);

@@ -18,9 +18,9 @@
 
 #define SVG_W	720	/* chart width, px */
 
-static void esc(FILE *out, const char *s)
+void html__escape(FILE *out, const char *s, size_t len)
 {
-	for (; s && *s; s++) {
+	for (; s && len--; s++) {
 		switch (*s) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
@@ -29,6 +29,11 @@ static void esc(FILE *out, const char *s)
 		default: fputc(*s, out);
 		}
 	}
+}
+
+static void esc(FILE *out, const char *s)
+{
+	html__escape(out, s, s ? strlen(s) : 0);
 }
 
 static const char *conf_color(enum pb_confidence c)

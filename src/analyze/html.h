@@ -14,6 +14,8 @@ struct loaded_trace;
 
 /* Write the page for a loaded trace (trace_path is shown as its name).
  * 0 or -errno (-EIO when out reports a write error). */
+/* s[0..len) with < > & " escaped for HTML text and attributes (also SVG). */
+void html__escape(FILE *out, const char *s, size_t len);
 int report_html__write(const struct loaded_trace *lt, const char *trace_path, FILE *out);
 
 #endif
