@@ -71,24 +71,22 @@ int recorder_budget_start(struct recorder *r)
 {
 	struct gov_site_costs c;
 	struct gov_opts go = { .budget = r->o.budget };
+	size_t i;
 	int err;
 
 	if (!(r->o.budget > 0))
 		return 0;
 	gov_costs__default(&c);
-	if (r->calib.measured[PB_SITE_EMULATED] || r->calib.measured[PB_SITE_NOP5]) {
-		/* the calibration record ran at start (cost.c): this kernel's figures */
-		c.entry_emulated_ns = calib__site_cost_ns(&r->calib, PB_SITE_EMULATED);
-		if (calib__site_cost_ns(&r->calib, PB_SITE_SSTEP) > c.entry_emulated_ns)
-			c.entry_emulated_ns = calib__site_cost_ns(&r->calib, PB_SITE_SSTEP);
-		c.entry_nop5_ns = calib__site_cost_ns(&r->calib, PB_SITE_NOP5);
-		c.ret_extra_ns = calib__site_cost_ns(&r->calib, PB_SITE_RET);
-		c.usdt_ns = calib__site_cost_ns(&r->calib, PB_SITE_USDT);
-		c.origin = "calibrated on this kernel";
-	}
 	err = gov_cost_source__from_plan(&r->costs, r->p, &c);
 	if (err)
 		return err;
+	if (r->calib.measured[PB_SITE_EMULATED] || r->calib.measured[PB_SITE_NOP5]) {
+		/* the self-test ran at start (cost.c): price each descriptor as the
+		 * record estimate does, from this kernel's per-class figures */
+		for (i = 0; i < r->costs.n; i++)
+			r->costs.ns_per_hit[i] = calib__desc_cost_ns(&r->calib, r->p, i, NULL);
+		r->costs.origin = "calibrated on this kernel";
+	}
 	r->gov = governor__new(r->p, &r->costs, &go);
 	return r->gov ? 0 : -errno;
 }

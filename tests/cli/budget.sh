@@ -85,6 +85,8 @@ for e in evs:
 b = s.get("budget")
 want(b is not None, "no budget object in the -j summary")
 b = b or {}
+# the governor prices probes with this kernel's calibration (record's self-test)
+want(b.get("costs") == "calibrated on this kernel", "governor costs not calibrated: %s" % b.get("costs"))
 w = m["windows"]
 want(len(w) >= 2, "fewer than 2 window marks: %d" % len(w))
 # 1. no descriptor left validated
