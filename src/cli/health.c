@@ -237,8 +237,13 @@ static int health_once(const char *path, struct live_state *ls, bool *again)
 		*again = false;
 		return err == -ENOMEM ? EXIT_FAILURE_RT : EXIT_USAGE;
 	}
-	if (lt.ended)
-		ls->in_progress = false;	/* written to its end: closing */
+	if (lt.ended) {
+		/* written to its end: final, even while the recorder is still
+		 * closing (and holding the lock); --follow stops here, or it
+		 * printed the final document twice */
+		ls->in_progress = false;
+		*again = false;
+	}
 	for (i = 0; i < lt.n_descs; i++) {
 		enum pb_confidence st = confidence__state(lt.conf, (uint32_t)i);
 
