@@ -71,7 +71,8 @@ struct gov_opts {
 	uint64_t period_ns;		/* window period; 0 = 1 s */
 	uint64_t min_window_ns;		/* shortest window; 0 = 20 ms */
 };
-#define GOV_MIN_DUTY	0.01		/* windowed resources always get >= 1 % */
+#define GOV_MIN_DUTY	0.01		/* the shortest window: 1 % of a period */
+#define GOV_RARE_HZ	100.0		/* a WAIT hit at most this often is must-keep */
 
 /* Parse "2%", "2", "0.5%" into a fraction; -EINVAL unless 0 < P <= 100. */
 int gov_parse_budget(const char *s, double *fraction);
@@ -87,6 +88,8 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		   gov_emit_fn emit, void *ctx);
 /* ms until the next window boundary (for the poll timeout), at most cap */
 int governor__next_ms(const struct governor *g, uint64_t now, int cap);
+/* The next tick may decide: the caller reads the CPU time afresh. */
+bool governor__wants_cpu(const struct governor *g, uint64_t now);
 /* Close the open windows (the trace ends with every boundary marked). */
 void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
 		      gov_emit_fn emit, void *ctx);

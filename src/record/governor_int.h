@@ -17,14 +17,17 @@ struct gov_group {
 	uint32_t res;
 	uint32_t descs[GOV_GROUP_MAX_DESC];
 	size_t n_desc;
-	bool windowed, attached;
+	bool windowed, attached, closing;
 	double full_rate;		/* probe ns per s with every probe on (warm-up) */
 	double warm_hits_rate;		/* events per s in the warm-up */
 	/* the open window, and one sample per window of its rates */
 	uint64_t win_open_ns, win_acq0, win_ev0;
 	size_t n_win;
 	uint64_t win_ns;		/* time inside windows */
-	uint64_t win_ns_dec;		/* ... since the last decision */
+	uint64_t att_ns;		/* attached since (0: detached) */
+	uint64_t on_ns_dec;		/* attached time since the last decision
+					 * (closed windows; the open one is added) */
+	size_t n_move;			/* descriptors its last mark moved */
 	double acq_sum, acq_sumsq;	/* ACQUIREs per s, per window */
 	double ev_sum, ev_sumsq;	/* events per s, per window */
 	uint64_t acq_in, ev_in;		/* counted inside windows */
@@ -36,7 +39,13 @@ struct governor {
 	size_t n_desc;
 	const double *cost;		/* ns per hit, per descriptor (borrowed) */
 	const char *origin;
-	int *group_of;			/* descriptor -> group, -1 = always on */
+	int *group_of;			/* descriptor -> group, -1 = not probed */
+	bool *pin;			/* WAIT kept attached across its group's
+					 * windows: must-keep (rare) or fits */
+	bool *pin_old;			/* ... at the decision before */
+	bool *must;			/* ... must-keep: rare, never detached */
+	double *rate;			/* probe ns per s while attached (last known) */
+	double *hz;			/* hits per s while attached (last known) */
 	struct gov_group *groups;
 	size_t n_groups;
 	uint64_t *hits, *prev, *warm_hits;
@@ -49,6 +58,12 @@ struct governor {
 	bool cpu_known, over_budget, was_over, decided;
 	uint64_t dec_ns, dec_cpu;	/* the last decision; warm_hits = its hits */
 	double base_rate;		/* CPU ns/s net of the probes, at it */
+	double must_rate;
+	double hot_rate;		/* probe ns/s of the windowed ones, all on */
+	uint64_t close_lat_ns;		/* the last close took this long */
+	uint64_t close_end_ns;		/* ... and ended then */
+	uint64_t cpu_last_ns;		/* when cpu_last was read */		/* probe ns/s of the must-keep WAITs */
+	uint64_t n_debt_waits;		/* window openings postponed by the ledger */
 	uint64_t window_ns, cycle_ns;
 	size_t n_open;			/* windows opened after the warm-up */
 };
@@ -59,7 +74,7 @@ void gov_group_hits(const struct governor *g, const struct gov_group *gr, const 
 void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_ts);
 bool gov_any_windowed(const struct governor *g);
 bool gov_any_open(const struct governor *g);
-void gov_over_budget_note(const struct governor *g, double secs, double base, char *buf,
-			  size_t sz);
+bool gov_any_detached(const struct governor *g);
+void gov_over_budget_note(const struct governor *g, double base, char *buf, size_t sz);
 
 #endif

@@ -95,7 +95,8 @@ int recorder_budget_tick(struct recorder *r, uint64_t now)
 {
 	if (!r->gov)
 		return 0;
-	return governor__tick(r->gov, r->e, now, target_cpu_ns(r, now, false), gov_emit, r);
+	return governor__tick(r->gov, r->e, now,
+			      target_cpu_ns(r, now, governor__wants_cpu(r->gov, now)), gov_emit, r);
 }
 
 int recorder_budget_timeout(const struct recorder *r, uint64_t now, int cap)
