@@ -5,14 +5,17 @@
  * its hit rate (the engine's per-descriptor hit counters) is the estimated
  * probe cost; divided by the target's CPU time (/proc/PID/stat utime+stime
  * of the tracked processes, or the cgroup's cpu.stat) it is the estimated
- * overhead. After a warm-up with every probe attached, the governor keeps
- * WAIT descriptors and every resource whose cost fits a share of the
- * budget always on, and samples the other ("hot") resources by time
- * windows: it detaches their ACQUIRE/USE/RELEASE probes between windows
- * (engine__set_desc), forgets their instances at each detach
- * (engine__forget_resource: no lifetime spans a gap) and marks every
- * boundary with a PB_REC_WINDOW record. If the always-on sites alone cost
- * more than the budget, it says so and which ones; it never detaches them.
+ * overhead. After a warm-up with every probe attached (it ends once it
+ * spent the budget of 250 ms), the governor keeps the rare WAITs (must-
+ * keep), the WAITs and resources that fit half the budget always on, and
+ * samples the other ("hot") resources by time windows, each opened only
+ * when the run's cost so far (a ledger) can pay it: it detaches their
+ * ACQUIRE/USE/RELEASE (and unpinned WAIT) probes between windows
+ * (engine__set_desc, one thread per resource), forgets their instances at
+ * each detach (engine__forget_resource: no lifetime spans a gap) and
+ * marks every boundary with a PB_REC_WINDOW record. If the must-keep
+ * WAITs alone cost more than the budget, it says so and which ones; it
+ * never detaches them.
  *	g = governor__new(plan, &costs, &opts);
  *	governor__tick(g, engine, now, cpu_ns, emit, ctx);	// every loop turn
  *	governor__finish(g, engine, now, emit, ctx);		// before the last snapshot
