@@ -167,6 +167,11 @@ void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_
 	gov_group_hits(g, gr, g->hits, &acq, &ev);
 	ra = (double)(acq - gr->win_acq0) / s;
 	re = (double)(ev - gr->win_ev0) / s;
+	gr->acq_raw_sum += ra;
+	/* the probes slowed the target while the window was open: the rate
+	 * without them is the counted one over the share of CPU left */
+	ra /= 1 - g->win_share;
+	re /= 1 - g->win_share;
 	gr->acq_in += acq - gr->win_acq0;
 	gr->ev_in += ev - gr->win_ev0;
 	gr->acq_sum += ra;
@@ -281,7 +286,7 @@ static json_t *group_json(const struct governor *g, const struct gov_group *gr)
 
 	mean_err(gr->acq_sum, gr->acq_sumsq, gr->n_win, &am, &ae);
 	mean_err(gr->ev_sum, gr->ev_sumsq, gr->n_win, &em, &ee);
-	return json_pack("{s:s, s:b, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I}",
+	return json_pack("{s:s, s:b, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
 			 "resource", res_name(g, gr->res), "windowed", gr->windowed,
 			 "full_cost_fraction_of_cpu", g->allowed_rate > 0 ?
 			 gr->full_rate * g->o.budget / g->allowed_rate : 0,
@@ -289,6 +294,7 @@ static json_t *group_json(const struct governor *g, const struct gov_group *gr)
 			 "windows", (json_int_t)gr->n_win,
 			 "window_s", (double)gr->win_ns / 1e9,
 			 "acquires_per_s", am, "acquires_per_s_err95", ae,
+			 "acquires_per_s_uncorrected", gr->n_win ? gr->acq_raw_sum / (double)gr->n_win : 0,
 			 "events_per_s", em, "events_per_s_err95", ee,
 			 "events_in_windows", (json_int_t)gr->ev_in);
 }

@@ -98,14 +98,15 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->hits = calloc(n, sizeof(*g->hits));
 	g->prev = calloc(n, sizeof(*g->prev));
 	g->warm_hits = calloc(n, sizeof(*g->warm_hits));
+	g->open_hits = calloc(n, sizeof(*g->open_hits));
 	g->desc_cost_ns = calloc(n, sizeof(*g->desc_cost_ns));
 	g->pin = calloc(n, sizeof(*g->pin));
 	g->pin_old = calloc(n, sizeof(*g->pin_old));
 	g->must = calloc(n, sizeof(*g->must));
 	g->rate = calloc(n, sizeof(*g->rate));
 	g->hz = calloc(n, sizeof(*g->hz));
-	if (!g->hits || !g->prev || !g->warm_hits || !g->desc_cost_ns || !g->pin || !g->pin_old || !g->must ||
-	    !g->rate || !g->hz || build_groups(g)) {
+	if (!g->hits || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
+	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g)) {
 		governor__free(g);
 		errno = ENOMEM;
 		return NULL;
@@ -543,6 +544,21 @@ static size_t gov_order(const struct governor *g, size_t i, bool dear_first)
 	return best;
 }
 
+/* The probes' share of the target's CPU while the windows were open:
+ * their estimated cost since the open over the CPU time the target
+ * gets (its rate at the last plan), at most 90 %. */
+static void window_share(struct governor *g)
+{
+	uint64_t now = pb_mono_ns(), t0 = g->win_ts ? g->win_ts : g->start_ns;
+	double cost = 0, cpu = g->cpu_rate > 0 ? g->cpu_rate : NS_PER_S;
+
+	for (size_t i = 0; i < g->n_desc; i++)
+		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
+	g->win_share = now > t0 ? cost / ((double)(now - t0) / NS_PER_S * cpu) : 0;
+	if (g->win_share > 0.9)
+		g->win_share = 0.9;
+}
+
 /* open (on) every detached resource or close every windowed one; at a
  * close, one sample of each resource's ACQUIRE rate for the estimates */
 static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_fn emit,
@@ -556,6 +572,7 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		err = engine__desc_hits(e, g->hits, g->n_desc);
 		if (err)
 			return err;
+		window_share(g);
 		err = close_groups(g, e, &ts);
 		g->close_lat_ns = pb_mono_ns() - ts;
 	}
@@ -582,6 +599,8 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 	if (on) {
 		g->n_open++;
 		g->next_ns = ts + g->window_ns;
+		g->win_ts = ts;
+		memcpy(g->open_hits, g->hits, g->n_desc * sizeof(*g->hits));
 	} else {
 		/* the next window is a cycle after this one opened; the ledger
 		 * postpones it while the cost spent so far is over budget */
@@ -754,6 +773,7 @@ void governor__free(struct governor *g)
 	free(g->hits);
 	free(g->prev);
 	free(g->warm_hits);
+	free(g->open_hits);
 	free(g->desc_cost_ns);
 	free(g->pin);
 	free(g->pin_old);

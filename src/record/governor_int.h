@@ -28,7 +28,8 @@ struct gov_group {
 	uint64_t on_ns_dec;		/* attached time since the last decision
 					 * (closed windows; the open one is added) */
 	size_t n_move;			/* descriptors its last mark moved */
-	double acq_sum, acq_sumsq;	/* ACQUIREs per s, per window */
+	double acq_sum, acq_sumsq;	/* ACQUIREs per s, per window (corrected) */
+	double acq_raw_sum;		/* ... as counted in the windows */
 	double ev_sum, ev_sumsq;	/* events per s, per window */
 	uint64_t acq_in, ev_in;		/* counted inside windows */
 };
@@ -49,6 +50,10 @@ struct governor {
 	struct gov_group *groups;
 	size_t n_groups;
 	uint64_t *hits, *prev, *warm_hits;
+	uint64_t *open_hits;		/* hits when the windows last opened */
+	uint64_t win_ts;		/* ... at this time */
+	double win_share;		/* the probes' share of the target's CPU
+					 * in the last window (rates / (1 - it)) */
 	double *desc_cost_ns;		/* estimated probe cost so far, per descriptor */
 	enum gov_phase phase;
 	uint64_t start_ns, gov_start_ns, last_ns, end_ns, next_ns, cycle_start;
