@@ -206,7 +206,8 @@ static void by_rate(size_t *idx, size_t n, const double *r)
 
 /* WAITs first (value), cheapest first: a rare one (<= GOV_RARE_HZ hits/s)
  * is must-keep whatever it costs; another stays pinned on while the
- * always-on set fits half the allowance; returns the always-on rate */
+ * always-on set fits the allowance (a contention's evidence is its WAIT
+ * spans: they come before the windows); returns the always-on rate */
 static double classify_waits(struct governor *g, double allowed)
 {
 	size_t i, n = 0, *idx = malloc(g->n_desc * sizeof(*idx));
@@ -228,7 +229,7 @@ static double classify_waits(struct governor *g, double allowed)
 		}
 	on = g->must_rate;
 	for (i = 0; i < n; i++)
-		if (!g->must[idx[i]] && on + g->rate[idx[i]] <= allowed / 2) {
+		if (!g->must[idx[i]] && on + g->rate[idx[i]] <= allowed) {
 			g->pin[idx[i]] = true;
 			on += g->rate[idx[i]];
 		}
