@@ -120,6 +120,36 @@ uint64_t gov_cpu_ns_pids(const pid_t *pids, size_t n)
 	return total;
 }
 
+/* The tracked processes' CPU time, cumulative: a process that exited
+ * keeps its last reading (a server's per-connection backends come and
+ * go; dropping them would shrink the base the budget is a share of). */
+uint64_t governor__cpu_ns(struct governor *g, const pid_t *pids, size_t n)
+{
+	uint64_t total = 0;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v = gov_cpu_ns_pids(&pids[i], 1);
+
+		for (k = 0; k < g->n_cpu_seen && g->cpu_seen[k].pid != pids[i]; k++)
+			;
+		if (k == g->n_cpu_seen) {
+			void *t = g->n_cpu_seen % 64 ? g->cpu_seen :
+				  realloc(g->cpu_seen, (g->n_cpu_seen + 64) * sizeof(*g->cpu_seen));
+
+			if (!t)
+				continue;
+			g->cpu_seen = t;
+			g->cpu_seen[g->n_cpu_seen++] = (struct gov_cpu_seen){ .pid = pids[i] };
+		}
+		if (v > g->cpu_seen[k].ns)
+			g->cpu_seen[k].ns = v;
+	}
+	for (k = 0; k < g->n_cpu_seen; k++)
+		total += g->cpu_seen[k].ns;
+	return total;
+}
+
 uint64_t gov_cpu_ns_cgroup(const char *dir)
 {
 	char path[4096], key[64];
@@ -272,7 +302,7 @@ static void mean_err(double sum, double sumsq, size_t n, double *mean, double *e
 static void overheads(const struct governor *g, double *cpu, double *wall)
 {
 	uint64_t end = g->end_ns ? g->end_ns : g->last_ns;
-	uint64_t c1 = g->cpu_end ? g->cpu_end : g->cpu_last;
+	uint64_t c1 = g->cpu_end > g->cpu_last ? g->cpu_end : g->cpu_last;
 	double cost = g->warm_cost_ns + g->gov_cost_ns;
 	double cpu_ns = c1 > g->cpu_start ? (double)(c1 - g->cpu_start) : 0;
 

@@ -647,6 +647,22 @@ static bool overspent(const struct governor *g, uint64_t now)
 	return cost > g->allowed_rate * (secs + GOV_SLACK_S);
 }
 
+/* The open window costs more than planned (rates measured on a short or
+ * unrepresentative stretch, such as a program's start): it closes now
+ * rather than at its planned end. */
+static bool window_overspent(const struct governor *g, uint64_t now)
+{
+	double cost = 0, planned;
+
+	if (!g->win_ts || now <= g->win_ts)
+		return false;
+	for (size_t i = 0; i < g->n_desc; i++)
+		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
+	planned = (g->hot_rate + g->always_on_rate) * (double)g->window_ns / NS_PER_S +
+		  g->allowed_rate * GOV_SLACK_S;
+	return cost > planned;
+}
+
 /* a window may open when the ledger is paid: the cost spent since the
  * start is within the budget of the CPU time so far; else when due */
 static bool ledger_wait(struct governor *g, uint64_t now)
@@ -698,7 +714,7 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		g->next_ns = now;
 	}
 	if (g->decided && gov_any_open(g)) {
-		if (now < g->next_ns)
+		if (now < g->next_ns && !window_overspent(g, now))
 			return 0;
 		return set_windows(g, e, false, emit, ctx);
 	}
@@ -744,8 +760,9 @@ int governor__next_ms(const struct governor *g, uint64_t now, int cap)
 
 bool governor__wants_cpu(const struct governor *g, uint64_t now)
 {
+	/* the warm-up, a due boundary, a re-plan (also an early one) */
 	return g && (g->phase == GOV_WARMUP || now >= g->next_ns ||
-		     now - g->dec_ns >= g->o.period_ns);
+		     now - g->dec_ns >= GOV_RECHECK_NS);
 }
 
 void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
@@ -775,6 +792,7 @@ void governor__free(struct governor *g)
 	free(g->prev);
 	free(g->warm_hits);
 	free(g->open_hits);
+	free(g->cpu_seen);
 	free(g->desc_cost_ns);
 	free(g->pin);
 	free(g->pin_old);

@@ -106,5 +106,8 @@ void governor__free(struct governor *g);
  * exited count no more), or a cgroup's cpu.stat usage_usec. 0 if unknown. */
 uint64_t gov_cpu_ns_pids(const pid_t *pids, size_t n);
 uint64_t gov_cpu_ns_cgroup(const char *dir);
+/* The same, cumulative over the run: a process that exited keeps its last
+ * reading. */
+uint64_t governor__cpu_ns(struct governor *g, const pid_t *pids, size_t n);
 
 #endif

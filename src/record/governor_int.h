@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "record/governor.h"
 
 #define GOV_GROUP_MAX_DESC	16
@@ -32,6 +33,11 @@ struct gov_group {
 	double acq_raw_sum;		/* ... as counted in the windows */
 	double ev_sum, ev_sumsq;	/* events per s, per window */
 	uint64_t acq_in, ev_in;		/* counted inside windows */
+};
+
+struct gov_cpu_seen {
+	pid_t pid;
+	uint64_t ns;			/* its last CPU time reading */
 };
 
 struct governor {
@@ -67,7 +73,9 @@ struct governor {
 	double hot_rate;		/* probe ns/s of the windowed ones, all on */
 	uint64_t close_lat_ns;		/* the last close took this long */
 	uint64_t close_end_ns;		/* ... and ended then */
-	uint64_t cpu_last_ns;		/* when cpu_last was read */		/* probe ns/s of the must-keep WAITs */
+	uint64_t cpu_last_ns;		/* when cpu_last was read */
+	struct gov_cpu_seen *cpu_seen;	/* governor__cpu_ns's processes */
+	size_t n_cpu_seen;		/* probe ns/s of the must-keep WAITs */
 	uint64_t n_debt_waits;		/* window openings postponed by the ledger */
 	uint64_t window_ns, cycle_ns;
 	size_t n_open;			/* windows opened after the warm-up */

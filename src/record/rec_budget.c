@@ -60,8 +60,8 @@ static uint64_t target_cpu_ns(struct recorder *r, uint64_t now, bool force)
 		if (!dup)
 			pids[n++] = (pid_t)p->pid;
 	}
-	/* exited processes drop out: the governor ignores a decrease */
-	r->cpu_ns = gov_cpu_ns_pids(pids, n);
+	/* an exited process keeps its last reading */
+	r->cpu_ns = governor__cpu_ns(r->gov, pids, n);
 	if (pids != stack)
 		free(pids);
 	return r->cpu_ns;
