@@ -523,28 +523,6 @@ static int close_groups(struct governor *g, struct engine *e, uint64_t *ts)
 	return err;
 }
 
-/* the i-th group by cost, dearest first when dear_first (a close: each
- * detach takes time, so the dearest probes go first), else cheapest */
-static size_t gov_order(const struct governor *g, size_t i, bool dear_first)
-{
-	size_t k, best = 0, rank;
-
-	for (k = 0; k < g->n_groups; k++) {
-		rank = 0;
-		for (size_t j = 0; j < g->n_groups; j++) {
-			double a = g->groups[j].full_rate, b = g->groups[k].full_rate;
-
-			if (dear_first ? (a > b || (a == b && j < k)) : (a < b || (a == b && j < k)))
-				rank++;
-		}
-		if (rank == i) {
-			best = k;
-			break;
-		}
-	}
-	return best;
-}
-
 /* The probes' share of the target's CPU while the windows were open:
  * their estimated cost since the open over the CPU time the target
  * gets (its rate at the last plan), at most 90 %. */

@@ -88,6 +88,8 @@ void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_
 bool gov_any_windowed(const struct governor *g);
 bool gov_any_open(const struct governor *g);
 bool gov_any_detached(const struct governor *g);
+/* the i-th group by cost, dearest first when dear_first, else cheapest */
+size_t gov_order(const struct governor *g, size_t i, bool dear_first);
 void gov_over_budget_note(const struct governor *g, double base, char *buf, size_t sz);
 
 #endif
