@@ -120,6 +120,36 @@ uint64_t gov_cpu_ns_pids(const pid_t *pids, size_t n)
 	return total;
 }
 
+/* The tracked processes' CPU time, cumulative: a process that exited
+ * keeps its last reading (a server's per-connection backends come and
+ * go; dropping them would shrink the base the budget is a share of). */
+uint64_t governor__cpu_ns(struct governor *g, const pid_t *pids, size_t n)
+{
+	uint64_t total = 0;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v = gov_cpu_ns_pids(&pids[i], 1);
+
+		for (k = 0; k < g->n_cpu_seen && g->cpu_seen[k].pid != pids[i]; k++)
+			;
+		if (k == g->n_cpu_seen) {
+			void *t = g->n_cpu_seen % 64 ? g->cpu_seen :
+				  realloc(g->cpu_seen, (g->n_cpu_seen + 64) * sizeof(*g->cpu_seen));
+
+			if (!t)
+				continue;
+			g->cpu_seen = t;
+			g->cpu_seen[g->n_cpu_seen++] = (struct gov_cpu_seen){ .pid = pids[i] };
+		}
+		if (v > g->cpu_seen[k].ns)
+			g->cpu_seen[k].ns = v;
+	}
+	for (k = 0; k < g->n_cpu_seen; k++)
+		total += g->cpu_seen[k].ns;
+	return total;
+}
+
 uint64_t gov_cpu_ns_cgroup(const char *dir)
 {
 	char path[4096], key[64];
@@ -167,6 +197,11 @@ void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_
 	gov_group_hits(g, gr, g->hits, &acq, &ev);
 	ra = (double)(acq - gr->win_acq0) / s;
 	re = (double)(ev - gr->win_ev0) / s;
+	gr->acq_raw_sum += ra;
+	/* the probes slowed the target while the window was open: the rate
+	 * without them is the counted one over the share of CPU left */
+	ra /= 1 - g->win_share;
+	re /= 1 - g->win_share;
 	gr->acq_in += acq - gr->win_acq0;
 	gr->ev_in += ev - gr->win_ev0;
 	gr->acq_sum += ra;
@@ -174,7 +209,6 @@ void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_
 	gr->ev_sum += re;
 	gr->ev_sumsq += re * re;
 	gr->win_ns += len;
-	gr->win_ns_dec += len;
 	gr->n_win++;
 }
 
@@ -182,6 +216,14 @@ bool gov_any_windowed(const struct governor *g)
 {
 	for (size_t i = 0; i < g->n_groups; i++)
 		if (g->groups[i].windowed)
+			return true;
+	return false;
+}
+
+bool gov_any_detached(const struct governor *g)
+{
+	for (size_t i = 0; i < g->n_groups; i++)
+		if (!g->groups[i].attached)
 			return true;
 	return false;
 }
@@ -204,24 +246,29 @@ static const char *res_name(const struct governor *g, uint32_t r)
 	return g->p->manifest->resources[r].name;
 }
 
-/* "governor: OVER BUDGET: the always-on sites alone cost X% > P%: ID (Y%), ..." */
-void gov_over_budget_note(const struct governor *g, double secs, double base, char *buf,
-			  size_t sz)
+/* "governor: OVER BUDGET: the must-keep sites alone cost X% > P%: ID (Y%), ..." */
+void gov_over_budget_note(const struct governor *g, double base, char *buf, size_t sz)
 {
 	size_t i, off;
 
 	off = (size_t)snprintf(buf, sz, "governor: OVER BUDGET: the always-on sites alone cost "
 			       "%.3g%% > %.3g%% and are never detached:",
-			       100 * g->always_on_rate / base, 100 * g->o.budget);
+			       100 * g->must_rate / base, 100 * g->o.budget);
 	for (i = 0; i < g->n_desc && off < sz; i++) {
-		int gi = g->group_of[i];
-		double r = secs > 0 ? (double)(g->hits[i] - g->warm_hits[i]) * g->cost[i] / secs : 0;
-
-		if ((gi >= 0 && g->groups[gi].windowed) || r <= 0)
+		if (!g->must[i] || g->rate[i] <= 0)
 			continue;
-		off += (size_t)snprintf(buf + off, sz - off, " %s (%.3g%%)", desc_id(g, i),
-					100 * r / base);
+		off += (size_t)snprintf(buf + off, sz - off, " %s (%.3g%%, %.0f hits/s)",
+					desc_id(g, i), 100 * g->rate[i] / base, g->hz[i]);
 	}
+}
+
+/* on for the whole run so far: a must-keep or pinned WAIT, or a
+ * descriptor of a resource that is not windowed */
+static bool desc_on(const struct governor *g, size_t i)
+{
+	int gi = g->group_of[i];
+
+	return g->pin[i] || gi < 0 || !g->groups[gi].windowed;
 }
 
 /* square root by Newton's method (the tree links without libm) */
@@ -250,18 +297,16 @@ static void mean_err(double sum, double sumsq, size_t n, double *mean, double *e
 	*err = var > 0 ? 1.96 * gov_sqrt(var / (double)n) : 0;
 }
 
-/* estimated overhead of the governed phase, as a fraction of the CPU
- * time net of the probes, and of one CPU's wall time */
+/* estimated overhead of the whole run (the warm-up included), as a
+ * fraction of the CPU time net of the probes, and of one CPU's wall time */
 static void overheads(const struct governor *g, double *cpu, double *wall)
 {
 	uint64_t end = g->end_ns ? g->end_ns : g->last_ns;
-	uint64_t start = g->phase == GOV_GOVERNED ? g->gov_start_ns : g->start_ns;
-	uint64_t c0 = g->phase == GOV_GOVERNED ? g->cpu_gov_start : g->cpu_start;
-	uint64_t c1 = g->cpu_end ? g->cpu_end : g->cpu_last;
-	double cost = g->phase == GOV_GOVERNED ? g->gov_cost_ns : g->warm_cost_ns;
-	double cpu_ns = c1 > c0 ? (double)(c1 - c0) : 0;
+	uint64_t c1 = g->cpu_end > g->cpu_last ? g->cpu_end : g->cpu_last;
+	double cost = g->warm_cost_ns + g->gov_cost_ns;
+	double cpu_ns = c1 > g->cpu_start ? (double)(c1 - g->cpu_start) : 0;
 
-	*wall = end > start ? cost / (double)(end - start) : 0;
+	*wall = end > g->start_ns ? cost / (double)(end - g->start_ns) : 0;
 	*cpu = cpu_ns > cost ? cost / (cpu_ns - cost) : -1;
 }
 
@@ -271,7 +316,7 @@ static json_t *group_json(const struct governor *g, const struct gov_group *gr)
 
 	mean_err(gr->acq_sum, gr->acq_sumsq, gr->n_win, &am, &ae);
 	mean_err(gr->ev_sum, gr->ev_sumsq, gr->n_win, &em, &ee);
-	return json_pack("{s:s, s:b, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:I}",
+	return json_pack("{s:s, s:b, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
 			 "resource", res_name(g, gr->res), "windowed", gr->windowed,
 			 "full_cost_fraction_of_cpu", g->allowed_rate > 0 ?
 			 gr->full_rate * g->o.budget / g->allowed_rate : 0,
@@ -279,13 +324,14 @@ static json_t *group_json(const struct governor *g, const struct gov_group *gr)
 			 "windows", (json_int_t)gr->n_win,
 			 "window_s", (double)gr->win_ns / 1e9,
 			 "acquires_per_s", am, "acquires_per_s_err95", ae,
+			 "acquires_per_s_uncorrected", gr->n_win ? gr->acq_raw_sum / (double)gr->n_win : 0,
 			 "events_per_s", em, "events_per_s_err95", ee,
 			 "events_in_windows", (json_int_t)gr->ev_in);
 }
 
 json_t *governor__report_json(const struct governor *g)
 {
-	json_t *o, *groups = json_array(), *on = json_array();
+	json_t *o, *groups = json_array(), *on = json_array(), *all = json_array();
 	double cpu, wall;
 	size_t i;
 
@@ -293,22 +339,28 @@ json_t *governor__report_json(const struct governor *g)
 	for (i = 0; i < g->n_groups; i++)
 		json_array_append_new(groups, group_json(g, &g->groups[i]));
 	for (i = 0; i < g->n_desc; i++) {
-		int gi = g->group_of[i];
+		json_t *d = json_pack("{s:s, s:s, s:f, s:f, s:f}", "id", desc_id(g, i), "state",
+				      g->must[i] ? "must_keep" : desc_on(g, i) ? "on" : "windowed",
+				      "ns_per_hit", g->cost[i], "hits_per_s", g->hz[i],
+				      "estimated_cost_ns", g->desc_cost_ns[i]);
 
-		if (gi >= 0 && g->groups[gi].windowed)
-			continue;
-		json_array_append_new(on, json_pack("{s:s, s:f, s:f}", "id", desc_id(g, i),
-						    "ns_per_hit", g->cost[i],
-						    "estimated_cost_ns", g->desc_cost_ns[i]));
+		json_array_append_new(all, d);
+		if (desc_on(g, i))
+			json_array_append_new(on, json_incref(d));
 	}
-	o = json_pack("{s:f, s:s, s:b, s:f, s:f, s:f, s:b, s:f, s:f, s:I, s:o, s:o, s:n, s:s}",
+	o = json_pack("{s:f, s:s, s:b, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:I, s:I, s:o, s:o, "
+		      "s:o, s:f, s:n, s:s}",
 		      "budget", g->o.budget, "costs", g->origin ? g->origin : "default table",
 		      "cpu_time_known", g->cpu_known, "estimated_overhead_cpu", cpu,
 		      "estimated_overhead_wall", wall, "always_on_fraction",
 		      g->allowed_rate > 0 ? g->always_on_rate * g->o.budget / g->allowed_rate : 0,
+		      "must_keep_fraction", g->allowed_rate > 0 ?
+		      g->must_rate * g->o.budget / g->allowed_rate : 0,
 		      "over_budget", g->over_budget, "duty", g->duty,
 		      "window_ms", (double)g->window_ns / 1e6, "windows_opened",
-		      (json_int_t)g->n_open, "always_on", on, "resources", groups,
+		      (json_int_t)g->n_open, "windows_postponed", (json_int_t)g->n_debt_waits,
+		      "always_on", on, "descriptors", all, "resources", groups,
+		      "last_close_ms", (double)g->close_lat_ns / 1e6,
 		      "measured_overhead", "measured_overhead_note",
 		      "not measured in-process (bench/governor.sh measures throughput)");
 	return o;
@@ -345,4 +397,26 @@ void governor__report_print(const struct governor *g, FILE *out)
 			fprintf(out, "≈ %.0f acquires/s (one window: no error estimate)", am);
 		fprintf(out, "; lifetimes crossing a window edge are unknown\n");
 	}
+}
+
+/* the i-th group by cost, dearest first when dear_first (a close: each
+ * detach takes time, so the dearest probes go first), else cheapest */
+size_t gov_order(const struct governor *g, size_t i, bool dear_first)
+{
+	size_t k, best = 0, rank;
+
+	for (k = 0; k < g->n_groups; k++) {
+		rank = 0;
+		for (size_t j = 0; j < g->n_groups; j++) {
+			double a = g->groups[j].full_rate, b = g->groups[k].full_rate;
+
+			if (dear_first ? (a > b || (a == b && j < k)) : (a < b || (a == b && j < k)))
+				rank++;
+		}
+		if (rank == i) {
+			best = k;
+			break;
+		}
+	}
+	return best;
 }

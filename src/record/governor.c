@@ -2,6 +2,7 @@
 /* governor.c: record --budget (see governor.h, docs/record.md "Overhead
  * budget"). The model and the window schedule; costs in gov_cost.c. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,18 @@
 #define DEF_WARMUP_NS		1000000000ull
 #define DEF_PERIOD_NS		1000000000ull
 #define DEF_MIN_WINDOW_NS	20000000ull
+#define GOV_WARM_TICK_NS	10000000ull	/* the warm-up is checked every 10 ms */
+#define GOV_WARM_HORIZON_S	0.25	/* it may spend the budget of 250 ms */
+#define GOV_RECHECK_NS		100000000ull	/* overspending checked after 100 ms */
+#define GOV_SLACK_S		0.1	/* ... by more than the budget of 100 ms */
 
+static enum pb_event_kind desc_kind(const struct governor *g, size_t d)
+{
+	return g->p->manifest->events[g->p->descriptors[d].event].kind;
+}
+
+/* every probed descriptor of a resource in one group (its WAITs too: a
+ * WAIT that does not fit the budget is windowed with its resource) */
 static int build_groups(struct governor *g)
 {
 	const struct manifest *m = g->p->manifest;
@@ -33,8 +45,7 @@ static int build_groups(struct governor *g)
 		size_t k;
 
 		g->group_of[i] = -1;
-		/* WAIT spans are high-value and self-contained: always on */
-		if (ev->kind == PB_EV_WAIT || pd->status != PLAN_DESC_OK || !pd->n_sites)
+		if (pd->status != PLAN_DESC_OK || !pd->n_sites)
 			continue;
 		for (k = 0; k < g->n_groups; k++)
 			if (g->groups[k].res == (uint32_t)ev->resource_idx)
@@ -50,8 +61,7 @@ static int build_groups(struct governor *g)
 			/* ACQUIREs last: attached last, detached first, so no
 			 * lifetime opens while its RELEASE probe is off */
 			if (ev->kind != PB_EV_ACQUIRE) {
-				while (at > 0 && m->events[g->p->descriptors[
-					gr->descs[at - 1]].event].kind == PB_EV_ACQUIRE) {
+				while (at > 0 && desc_kind(g, gr->descs[at - 1]) == PB_EV_ACQUIRE) {
 					gr->descs[at] = gr->descs[at - 1];
 					at--;
 				}
@@ -67,6 +77,7 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 			       const struct gov_opts *o)
 {
 	struct governor *g;
+	size_t n;
 
 	if (!p || !c || !o || c->n != p->n_descriptors || !(o->budget > 0 && o->budget <= 1)) {
 		errno = EINVAL;
@@ -83,11 +94,19 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->n_desc = p->n_descriptors;
 	g->cost = c->ns_per_hit;
 	g->origin = c->origin;
-	g->hits = calloc(g->n_desc + 1, sizeof(*g->hits));
-	g->prev = calloc(g->n_desc + 1, sizeof(*g->prev));
-	g->warm_hits = calloc(g->n_desc + 1, sizeof(*g->warm_hits));
-	g->desc_cost_ns = calloc(g->n_desc + 1, sizeof(*g->desc_cost_ns));
-	if (!g->hits || !g->prev || !g->warm_hits || !g->desc_cost_ns || build_groups(g)) {
+	n = g->n_desc + 1;
+	g->hits = calloc(n, sizeof(*g->hits));
+	g->prev = calloc(n, sizeof(*g->prev));
+	g->warm_hits = calloc(n, sizeof(*g->warm_hits));
+	g->open_hits = calloc(n, sizeof(*g->open_hits));
+	g->desc_cost_ns = calloc(n, sizeof(*g->desc_cost_ns));
+	g->pin = calloc(n, sizeof(*g->pin));
+	g->pin_old = calloc(n, sizeof(*g->pin_old));
+	g->must = calloc(n, sizeof(*g->must));
+	g->rate = calloc(n, sizeof(*g->rate));
+	g->hz = calloc(n, sizeof(*g->hz));
+	if (!g->hits || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
+	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g)) {
 		governor__free(g);
 		errno = ENOMEM;
 		return NULL;
@@ -118,34 +137,154 @@ static int account(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	if (cpu_ns) {
 		if (!g->cpu_first)
 			g->cpu_first = cpu_ns;
-		if (cpu_ns > g->cpu_last)
+		if (cpu_ns > g->cpu_last) {
 			g->cpu_last = cpu_ns;
+			g->cpu_last_ns = now;
+		}
 	}
 	g->last_ns = now;
 	return 0;
 }
 
-/* probe ns per s of descriptor i since the last decision, per second it
- * was attached (windowed groups: their windows' time) */
-static double desc_rate(const struct governor *g, size_t i, double secs)
+/* The ledger: probe cost spent since the start (warm-up included) and
+ * what the budget allows for the target's CPU time net of it. */
+static void ledger(const struct governor *g, uint64_t now, double *spent, double *allowed)
 {
-	int gi = g->group_of[i];
-	double on = secs;
+	double cpu = g->cpu_last > g->cpu_start ? (double)(g->cpu_last - g->cpu_start) : 0;
+	double idle = 0.01 * (double)(now - g->start_ns), base;
 
-	if (gi >= 0 && g->groups[gi].windowed)
-		on = (double)g->groups[gi].win_ns_dec / NS_PER_S;
-	return on > 0 ? (double)(g->hits[i] - g->warm_hits[i]) * g->cost[i] / on : 0;
+	*spent = g->warm_cost_ns + g->gov_cost_ns;
+	base = cpu - *spent;
+	if (base < idle)
+		base = idle;	/* an idle target: 1 % of a CPU */
+	*allowed = g->o.budget * base;
+}
+
+/* Measure each descriptor's rates since the last decision, per second it
+ * was attached; a descriptor not attached since keeps its last figures. */
+static void measure(struct governor *g, uint64_t now, double secs)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[i];
+
+		if (gr->att_ns)
+			gr->on_ns_dec += now - (gr->att_ns > g->dec_ns ? gr->att_ns : g->dec_ns);
+	}
+	for (i = 0; i < g->n_desc; i++) {
+		int gi = g->group_of[i];
+		double on = secs, n = (double)(g->hits[i] - g->warm_hits[i]);
+
+		if (gi < 0)
+			continue;
+		/* a pinned WAIT stayed attached; the others moved with their group */
+		if (!g->pin[i] || !g->decided)
+			on = (double)g->groups[gi].on_ns_dec / NS_PER_S;
+		if (on > secs)
+			on = secs;
+		if (on * NS_PER_S < (double)g->o.min_window_ns / 2 && g->decided)
+			continue;	/* too little seen: keep the last figures */
+		g->hz[i] = on > 0 ? n / on : 0;
+		g->rate[i] = g->hz[i] * g->cost[i];
+	}
+	for (i = 0; i < g->n_groups; i++)
+		g->groups[i].on_ns_dec = 0;
+}
+
+/* sort helper: indices by rate, cheapest first (n is small) */
+static void by_rate(size_t *idx, size_t n, const double *r)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && r[idx[k]] < r[idx[k - 1]]; k--) {
+			size_t t = idx[k];
+
+			idx[k] = idx[k - 1];
+			idx[k - 1] = t;
+		}
+}
+
+/* WAITs first (value), cheapest first: a rare one (<= GOV_RARE_HZ hits/s)
+ * is must-keep whatever it costs; another stays pinned on while the
+ * always-on set fits the allowance (a contention's evidence is its WAIT
+ * spans: they come before the windows); returns the always-on rate */
+static double classify_waits(struct governor *g, double allowed)
+{
+	size_t i, n = 0, *idx = malloc(g->n_desc * sizeof(*idx));
+	double on = 0;
+
+	g->must_rate = 0;
+	if (!idx)
+		return 0;
+	for (i = 0; i < g->n_desc; i++) {
+		g->pin[i] = g->must[i] = false;
+		if (g->group_of[i] >= 0 && desc_kind(g, i) == PB_EV_WAIT)
+			idx[n++] = i;
+	}
+	by_rate(idx, n, g->rate);
+	for (i = 0; i < n; i++)
+		if (g->hz[idx[i]] <= GOV_RARE_HZ) {
+			g->must[idx[i]] = g->pin[idx[i]] = true;
+			g->must_rate += g->rate[idx[i]];
+		}
+	on = g->must_rate;
+	for (i = 0; i < n; i++)
+		if (!g->must[idx[i]] && on + g->rate[idx[i]] <= allowed) {
+			g->pin[idx[i]] = true;
+			on += g->rate[idx[i]];
+		}
+	free(idx);
+	return on;
+}
+
+/* cheap resources (their unpinned descriptors) join the always-on set
+ * while it fits half the allowance; the rest are windowed. Returns the
+ * windowed ones' full rate. */
+static double classify_groups(struct governor *g, double allowed, double *on, bool *changed)
+{
+	size_t i, k, *idx = malloc((g->n_groups + 1) * sizeof(*idx));
+	double *full = calloc(g->n_groups + 1, sizeof(*full)), hot = 0;
+
+	for (i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[i];
+
+		gr->full_rate = 0;
+		for (k = 0; k < gr->n_desc; k++)
+			if (!g->pin[gr->descs[k]])
+				gr->full_rate += g->rate[gr->descs[k]];
+		if (full)
+			full[i] = gr->full_rate;
+		if (idx)
+			idx[i] = i;
+	}
+	if (idx && full)
+		by_rate(idx, g->n_groups, full);
+	for (i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[idx && full ? idx[i] : i];
+		bool was = gr->windowed;
+
+		gr->windowed = gr->full_rate > 0 && *on + gr->full_rate > allowed / 2;
+		*changed |= was != gr->windowed;
+		if (gr->windowed)
+			hot += gr->full_rate;
+		else
+			*on += gr->full_rate;
+	}
+	free(idx);
+	free(full);
+	return hot;
 }
 
 static void decide_note(struct governor *g, double total, double base, size_t n_on,
-			double secs, gov_emit_fn emit, void *ctx)
+			gov_emit_fn emit, void *ctx)
 {
 	char note[512];
 
 	snprintf(note, sizeof(note),
 		 "governor: budget %.3g%% of %s; estimated cost %.3g%% with every probe on; "
-		 "always on: the WAITs and %zu of %zu resources (%.3g%%)%s; %zu windowed at "
-		 "duty %.3g%% (%.0f ms every %.0f ms); costs from the %s",
+		 "always on: %zu of %zu resources and the WAITs that fit or are rare (%.3g%%)%s; "
+		 "%zu windowed at duty %.3g%% (%.0f ms every %.0f ms, when the budget ledger "
+		 "allows); costs from the %s",
 		 g->o.budget * 100, g->cpu_known ? "the target's CPU time" : "one CPU (CPU time unknown)",
 		 100 * total / base, n_on, g->n_groups, 100 * g->always_on_rate / base,
 		 g->over_budget ? ": OVER BUDGET" : "", g->n_groups - n_on, 100 * g->duty,
@@ -153,34 +292,80 @@ static void decide_note(struct governor *g, double total, double base, size_t n_
 		 g->origin ? g->origin : "default table");
 	emit(NULL, 0, note, ctx);
 	if (g->over_budget) {
-		gov_over_budget_note(g, secs, base, note, sizeof(note));
+		gov_over_budget_note(g, base, note, sizeof(note));
 		emit(NULL, 0, note, ctx);
 	}
 }
 
-/* Over 80 lines because the decision is one story: rates since the last
- * decision -> allowance -> always-on set (WAITs, cheap resources) ->
- * over-budget verdict -> duty and window length of the windowed ones ->
- * a note when the plan changed. */
+/* duty and window length of the windowed resources: what is left of the
+ * allowance after the always-on set, over their full cost */
+static void set_duty(struct governor *g, double allowed, double on, double hot, bool *changed)
+{
+	size_t i;
+
+	g->duty = hot > 0 ? (allowed - on) / hot : 1;
+	if (g->duty >= 1) {
+		g->duty = 1;
+		for (i = 0; i < g->n_groups; i++) {
+			*changed |= g->groups[i].windowed;
+			g->groups[i].windowed = false;
+		}
+	}
+	if (g->duty < 0)
+		g->duty = 0;
+	g->window_ns = (uint64_t)((g->duty > GOV_MIN_DUTY ? g->duty : GOV_MIN_DUTY) *
+				  (double)g->o.period_ns);
+	if (g->window_ns < g->o.min_window_ns)
+		g->window_ns = g->o.min_window_ns;
+	g->cycle_ns = g->duty > 0 ? (uint64_t)((double)g->window_ns / g->duty) : g->o.period_ns;
+	if (g->cycle_ns < g->o.period_ns)
+		g->cycle_ns = g->o.period_ns;
+}
+
+/* A WAIT's pin changed while its resource is detached between windows:
+ * a newly pinned one attaches now, an unpinned one detaches now (a WAIT
+ * span is self-contained: no lifetime is cut). */
+static void apply_pins(struct governor *g, struct engine *e, const bool *old)
+{
+	size_t i, changed;
+
+	for (i = 0; i < g->n_desc; i++) {
+		int gi = g->group_of[i];
+
+		if (gi < 0 || g->groups[gi].attached || old[i] == g->pin[i])
+			continue;
+		engine__set_desc(e, (uint32_t)i, g->pin[i], &changed);
+	}
+}
+
+/* A decision: rates since the last one -> allowance -> always-on set
+ * (rare WAITs, WAITs that fit, cheap resources) -> over-budget verdict
+ * -> duty of the windowed ones -> a note when the plan changed. */
 static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
 		   gov_emit_fn emit, void *ctx)
 {
-	double secs = (double)(now - g->dec_ns) / NS_PER_S, base, allowed, share, hot = 0;
-	double on = 0, total = 0, spent = 0, old_duty = g->duty;
+	double secs = (double)(now - g->dec_ns) / NS_PER_S, base, allowed, hot, on;
+	double total = 0, spent = 0, old_duty = g->duty;
 	size_t i, n_on = 0;
-	bool changed = !g->decided;
+	bool changed = !g->decided, was_over, *old = g->pin_old;
 
 	if (engine__desc_hits(e, g->hits, g->n_desc) || secs <= 0)
 		return;
+	memcpy(old, g->pin, g->n_desc * sizeof(*old));
+	measure(g, now, secs);
 	for (i = 0; i < g->n_desc; i++) {
-		total += desc_rate(g, i, secs);
+		total += g->rate[i];
 		spent += (double)(g->hits[i] - g->warm_hits[i]) * g->cost[i] / secs;
-		if (g->group_of[i] < 0)
-			on += desc_rate(g, i, secs);
 	}
 	/* CPU ns per s of wall; the probes' cost is inside it (the trap runs
 	 * in the target's context): the budget is a fraction of the rest */
 	g->cpu_rate = cpu_ns > g->dec_cpu ? (double)(cpu_ns - g->dec_cpu) / secs : 0;
+	if ((!(g->cpu_rate > 0) || now - g->dec_ns < g->o.period_ns * 9 / 10) &&
+	    g->cpu_last > g->cpu_start)
+		/* an early re-plan, or no read since the last one (reads are
+		 * rate-limited): the run's mean so far */
+		g->cpu_rate = g->cpu_last_ns > g->start_ns ? (double)(g->cpu_last - g->cpu_start) /
+			      ((double)(g->cpu_last_ns - g->start_ns) / NS_PER_S) : 0;
 	g->cpu_known = g->cpu_rate > 0;
 	base = g->cpu_known ? g->cpu_rate - spent : NS_PER_S;
 	if (base < 0.01 * NS_PER_S)
@@ -188,129 +373,173 @@ static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	allowed = g->o.budget * base;
 	g->allowed_rate = allowed;
 	g->base_rate = base;
-	/* the threshold derived from the budget: half of the allowance,
-	 * shared evenly, is what one resource may cost and stay always on */
-	share = g->n_groups ? allowed / 2 / (double)g->n_groups : allowed;
-	for (i = 0; i < g->n_groups; i++) {
-		struct gov_group *gr = &g->groups[i];
-		bool was = gr->windowed;
-
-		gr->full_rate = 0;
-		for (size_t k = 0; k < gr->n_desc; k++)
-			gr->full_rate += desc_rate(g, gr->descs[k], secs);
-		gr->windowed = gr->full_rate > share;
-		changed |= was != gr->windowed;
-		if (gr->windowed)
-			hot += gr->full_rate;
-		else
-			on += gr->full_rate;
+	if (total <= allowed) {	/* everything fits: nothing is windowed */
+		for (i = 0; i < g->n_desc; i++)
+			g->pin[i] = g->must[i] = false;
+		g->must_rate = 0;
+		on = 0;
+		hot = classify_groups(g, 2 * total + 1, &on, &changed);
+	} else {
+		on = classify_waits(g, allowed);
+		hot = classify_groups(g, allowed, &on, &changed);
 	}
 	g->always_on_rate = on;
-	g->over_budget = on > allowed;
-	g->duty = hot > 0 ? (allowed - on) / hot : 1;
-	if (g->duty < GOV_MIN_DUTY)
-		g->duty = GOV_MIN_DUTY;
-	if (g->duty >= 1) {
-		g->duty = 1;
-		for (i = 0; i < g->n_groups; i++) {
-			changed |= g->groups[i].windowed;
-			g->groups[i].windowed = false;
-		}
-	}
-	for (i = 0; i < g->n_groups; i++) {
+	g->hot_rate = hot;
+	was_over = g->over_budget;
+	g->over_budget = g->must_rate > allowed;
+	set_duty(g, allowed, on, hot, &changed);
+	for (i = 0; i < g->n_groups; i++)
 		n_on += !g->groups[i].windowed;
-		g->groups[i].win_ns_dec = 0;
-	}
-	g->window_ns = (uint64_t)(g->duty * (double)g->o.period_ns);
-	g->cycle_ns = g->o.period_ns;
-	if (g->window_ns < g->o.min_window_ns) {
-		g->window_ns = g->o.min_window_ns;
-		g->cycle_ns = (uint64_t)((double)g->window_ns / g->duty);
-	}
-	changed |= g->over_budget != g->was_over ||
-		   g->duty > 1.5 * old_duty || g->duty < old_duty / 1.5;
+	changed |= g->over_budget != was_over || g->duty > 1.5 * old_duty || g->duty < old_duty / 1.5;
 	if (changed)
-		decide_note(g, total, base, n_on, secs, emit, ctx);
+		decide_note(g, total, base, n_on, emit, ctx);
 	g->was_over |= g->over_budget;
+	apply_pins(g, e, old);
 	g->decided = true;
 	memcpy(g->warm_hits, g->hits, g->n_desc * sizeof(*g->hits));
 	g->dec_ns = now;
 	g->dec_cpu = cpu_ns;
 }
 
-static bool is_acq(const struct governor *g, uint32_t d)
+/* the descriptors a close detaches: not the pinned WAITs */
+static size_t movable(const struct governor *g, const struct gov_group *gr)
 {
-	return g->p->manifest->events[g->p->descriptors[d].event].kind == PB_EV_ACQUIRE;
+	size_t k, n = 0;
+
+	for (k = 0; k < gr->n_desc; k++)
+		n += !g->pin[gr->descs[k]];
+	return n;
 }
 
-static int set_group(struct governor *g, struct engine *e, struct gov_group *gr, bool on,
-		     uint64_t *ts, gov_emit_fn emit, void *ctx)
+/* one group's detach (ACQUIREs first: the reverse of descs), run on its
+ * own thread: each link's destroy waits for the probes running on it,
+ * and the groups' waits overlap instead of adding up */
+struct gov_detach {
+	struct governor *g;
+	struct engine *e;
+	struct gov_group *gr;
+	pthread_t th;
+	bool started;
+	int err;
+};
+
+static void *detach_group(void *arg)
+{
+	struct gov_detach *d = arg;
+	size_t k, changed;
+
+	for (k = d->gr->n_desc; k-- > 0;) {
+		uint32_t desc = d->gr->descs[k];
+		int err;
+
+		if (d->g->pin[desc])
+			continue;
+		err = engine__set_desc(d->e, desc, false, &changed);
+		if (err && !d->err)
+			d->err = err;
+	}
+	return NULL;
+}
+
+static void window_mark(struct governor *g, struct gov_group *gr, bool on, uint64_t ts,
+			gov_emit_fn emit, void *ctx)
 {
 	struct pb_rec_window w = { 0 };
-	size_t k, changed;
-	int err = 0, err2;
 
-	if (!on) {
-		*ts = pb_mono_ns();	/* the window ends before the first detach */
-		/* from now on not-active USE/RELEASE are unknown */
-		err = engine__forget_resource(e, gr->res, NULL);
-	}
-	for (k = 0; k < gr->n_desc; k++) {
-		/* open: RELEASE/USE first, ACQUIREs last; close: the reverse */
-		uint32_t d = gr->descs[on ? k : gr->n_desc - 1 - k];
-		bool acq = is_acq(g, d);
-
-		err2 = engine__set_desc(e, d, on, &changed);
-		if (err2 && !err)
-			err = err2;
-		/* once the ACQUIREs are off, nothing opened is judged as lost */
-		if (!on && acq && (k + 1 == gr->n_desc || !is_acq(g, gr->descs[gr->n_desc - 2 - k])))
-			err2 = engine__forget_resource(e, gr->res, NULL);
-		if (err2 && !err)
-			err = err2;
-	}
-	err2 = on ? 0 : engine__forget_resource(e, gr->res, NULL);
-	if (err2 && !err)
-		err = err2;
-	if (on)
-		*ts = pb_mono_ns();	/* ... and begins after the last attach */
-	gr->attached = on;
 	w.hdr.type = PB_REC_WINDOW;
 	w.hdr.version = PB_EVENTS_VERSION;
 	w.hdr.size = sizeof(w);
-	w.hdr.ts_ns = *ts;
+	w.hdr.ts_ns = ts;
 	w.resource = gr->res;
 	w.open = on;
-	w.n_desc = (uint32_t)gr->n_desc;
+	w.n_desc = (uint32_t)gr->n_move;
 	w.duty_ppm = (uint32_t)(g->duty * 1e6);
 	emit(&w, sizeof(w), NULL, ctx);
+}
+
+/* open one group: RELEASE/USE/WAIT first, ACQUIREs last (a pinned WAIT
+ * is attached already; one pinned since it was detached comes back) */
+static int open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts)
+{
+	size_t k, changed;
+	int err = 0, err2;
+
+	gr->n_move = movable(g, gr);
+	for (k = 0; k < gr->n_desc; k++) {
+		err2 = engine__set_desc(e, gr->descs[k], true, &changed);
+		if (err2 && !err)
+			err = err2;
+	}
+	*ts = pb_mono_ns();	/* the window begins after the last attach */
+	gr->att_ns = *ts;
+	gr->attached = true;
 	return err;
 }
 
-/* the i-th group by cost, dearest first when dear_first (a close: each
- * detach takes time, so the dearest probes go first), else cheapest */
-static size_t gov_order(const struct governor *g, size_t i, bool dear_first)
+/* close the windowed groups that are open, in parallel: the window ends
+ * (ts) before the first detach; from then on not-active USE/RELEASE of
+ * their resources are unknown (engine__forget_resource before and after
+ * the detach, on this thread: it is not reentrant) */
+static int close_groups(struct governor *g, struct engine *e, uint64_t *ts)
 {
-	size_t k, best = 0, rank;
+	struct gov_detach *d = calloc(g->n_groups + 1, sizeof(*d));
+	size_t i;
+	int err = 0;
 
-	for (k = 0; k < g->n_groups; k++) {
-		rank = 0;
-		for (size_t j = 0; j < g->n_groups; j++) {
-			double a = g->groups[j].full_rate, b = g->groups[k].full_rate;
+	if (!d)
+		return -ENOMEM;
+	*ts = pb_mono_ns();
+	for (i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[i];
 
-			if (dear_first ? (a > b || (a == b && j < k)) : (a < b || (a == b && j < k)))
-				rank++;
-		}
-		if (rank == i) {
-			best = k;
-			break;
-		}
+		if (!gr->attached || !gr->windowed)
+			continue;
+		d[i] = (struct gov_detach){ .g = g, .e = e, .gr = gr };
+		gr->n_move = movable(g, gr);
+		if (engine__forget_resource(e, gr->res, NULL) && !err)
+			err = -EIO;
+		d[i].started = !pthread_create(&d[i].th, NULL, detach_group, &d[i]);
+		if (!d[i].started)
+			detach_group(&d[i]);
 	}
-	return best;
+	for (i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[i];
+
+		if (!d[i].gr)
+			continue;
+		if (d[i].started)
+			pthread_join(d[i].th, NULL);
+		if (d[i].err && !err)
+			err = d[i].err;
+		if (engine__forget_resource(e, gr->res, NULL) && !err)
+			err = -EIO;
+		if (gr->att_ns && *ts > gr->att_ns)
+			gr->on_ns_dec += *ts - (gr->att_ns > g->dec_ns ? gr->att_ns : g->dec_ns);
+		gr->att_ns = 0;
+		gr->attached = false;
+		gr->closing = true;
+	}
+	free(d);
+	return err;
 }
 
-/* open (on) or close every windowed resource; at a close, one sample of
- * each resource's ACQUIRE rate for the estimates */
+/* The probes' share of the target's CPU while the windows were open:
+ * their estimated cost since the open over the CPU time the target
+ * gets (its rate at the last plan), at most 90 %. */
+static void window_share(struct governor *g)
+{
+	uint64_t now = pb_mono_ns(), t0 = g->win_ts ? g->win_ts : g->start_ns;
+	double cost = 0, cpu = g->cpu_rate > 0 ? g->cpu_rate : NS_PER_S;
+
+	for (size_t i = 0; i < g->n_desc; i++)
+		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
+	g->win_share = now > t0 ? cost / ((double)(now - t0) / NS_PER_S * cpu) : 0;
+	if (g->win_share > 0.9)
+		g->win_share = 0.9;
+}
+
+/* open (on) every detached resource or close every windowed one; at a
+ * close, one sample of each resource's ACQUIRE rate for the estimates */
 static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_fn emit,
 		       void *ctx)
 {
@@ -322,39 +551,121 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		err = engine__desc_hits(e, g->hits, g->n_desc);
 		if (err)
 			return err;
+		window_share(g);
+		err = close_groups(g, e, &ts);
+		g->close_lat_ns = pb_mono_ns() - ts;
 	}
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[gov_order(g, i, !on)];
 
-		/* open: every detached resource (one no longer windowed
-		 * stays on); close: the windowed ones */
-		if (gr->attached == on || (!on && !gr->windowed))
-			continue;
-		err2 = set_group(g, e, gr, on, &ts, emit, ctx);
-		if (err2 && !err)
-			err = err2;
 		if (on) {
+			/* every detached resource (one no longer windowed stays on) */
+			if (gr->attached)
+				continue;
+			err2 = open_group(g, e, gr, &ts);
+			if (err2 && !err)
+				err = err2;
 			gr->win_open_ns = ts;
 			gov_group_hits(g, gr, g->hits, &gr->win_acq0, &gr->win_ev0);
 		} else {
+			if (!gr->closing)
+				continue;
+			gr->closing = false;
 			gov_sample_window(g, gr, ts);
 		}
+		window_mark(g, gr, on, ts, emit, ctx);
 	}
 	if (on) {
 		g->n_open++;
 		g->next_ns = ts + g->window_ns;
+		g->win_ts = ts;
+		memcpy(g->open_hits, g->hits, g->n_desc * sizeof(*g->hits));
 	} else {
-		/* attaching and detaching take time (the kernel waits for
-		 * running probes): the cycle stretches so that the time the
-		 * probes were actually on stays its duty share */
-		uint64_t end = pb_mono_ns(), spent = end - g->cycle_start;
-		uint64_t cycle = g->duty > 0 ? (uint64_t)((double)spent / g->duty) : g->cycle_ns;
+		/* the next window is a cycle after this one opened; the ledger
+		 * postpones it while the cost spent so far is over budget */
+		uint64_t end = pb_mono_ns();
 
-		g->next_ns = g->cycle_start + (cycle > g->cycle_ns ? cycle : g->cycle_ns);
+		g->close_end_ns = end;
+		g->next_ns = g->cycle_start + g->cycle_ns;
+		if (g->next_ns < end)
+			g->next_ns = end;
 	}
 	return err;
 }
 
+/* The warm-up (every probe on, rates measured) ends after warmup_ns, or
+ * as soon as its cost reached what the budget allows in GOV_WARM_HORIZON
+ * of the target's CPU time (at least one shortest window). */
+static bool warmup_done(const struct governor *g, uint64_t now)
+{
+	double secs = (double)(now - g->start_ns) / NS_PER_S, cpu_rate, allowed;
+
+	if (now - g->start_ns >= g->o.warmup_ns)
+		return true;
+	if (now - g->start_ns < g->o.min_window_ns || secs <= 0)
+		return false;
+	cpu_rate = g->cpu_last > g->cpu_start ? (double)(g->cpu_last - g->cpu_start) / secs : 0;
+	cpu_rate -= g->warm_cost_ns / secs;
+	if (cpu_rate < 0.01 * NS_PER_S)
+		cpu_rate = 0.01 * NS_PER_S;
+	allowed = g->o.budget * cpu_rate * GOV_WARM_HORIZON_S;
+	return g->warm_cost_ns >= allowed;
+}
+
+/* The always-on set overspends (its rates rose since the last decision):
+ * re-plan now rather than at the next cycle. */
+static bool overspent(const struct governor *g, uint64_t now)
+{
+	double secs = (double)(now - g->dec_ns) / NS_PER_S, cost = 0;
+
+	if (g->over_budget || now - g->dec_ns < GOV_RECHECK_NS)
+		return false;
+	for (size_t i = 0; i < g->n_desc; i++)
+		cost += (double)(g->hits[i] - g->warm_hits[i]) * g->cost[i];
+	return cost > g->allowed_rate * (secs + GOV_SLACK_S);
+}
+
+/* The open window costs more than planned (rates measured on a short or
+ * unrepresentative stretch, such as a program's start): it closes now
+ * rather than at its planned end. */
+static bool window_overspent(const struct governor *g, uint64_t now)
+{
+	double cost = 0, planned;
+
+	if (!g->win_ts || now <= g->win_ts)
+		return false;
+	for (size_t i = 0; i < g->n_desc; i++)
+		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
+	planned = (g->hot_rate + g->always_on_rate) * (double)g->window_ns / NS_PER_S +
+		  g->allowed_rate * GOV_SLACK_S;
+	return cost > planned;
+}
+
+/* a window may open when the ledger is paid: the cost spent since the
+ * start is within the budget of the CPU time so far; else when due */
+static bool ledger_wait(struct governor *g, uint64_t now)
+{
+	double spent, allowed, spare = g->allowed_rate - g->always_on_rate, wait;
+
+	ledger(g, now, &spent, &allowed);
+	/* the window's expected cost (the hits while its links are being
+	 * destroyed are counted by the engine and land in the ledger) */
+	spent += g->hot_rate * (double)g->window_ns / NS_PER_S;
+	if (spent <= allowed)
+		return false;
+	wait = spare > 0 ? (spent - allowed) / spare * NS_PER_S : (double)g->o.period_ns;
+	if (wait > (double)g->o.period_ns)
+		wait = (double)g->o.period_ns;
+	if (wait < (double)g->o.min_window_ns)
+		wait = (double)g->o.min_window_ns;
+	g->next_ns = now + (uint64_t)wait;
+	g->n_debt_waits++;
+	return true;
+}
+
+/* Over 80 lines because the schedule is one story: start -> warm-up ->
+ * close an open window -> re-plan each period (or when the always-on set
+ * overspends) -> the ledger gates the next open. */
 int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
 		   gov_emit_fn emit, void *ctx)
 {
@@ -363,42 +674,73 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	if (!g->start_ns) {
 		g->start_ns = g->dec_ns = now;
 		g->cpu_start = g->dec_cpu = cpu_ns;
-		g->next_ns = now + g->o.warmup_ns;
+		g->next_ns = now + GOV_WARM_TICK_NS;
 		for (size_t i = 0; i < g->n_groups; i++)
-			g->groups[i].win_open_ns = now;	/* attached from the start */
+			g->groups[i].win_open_ns = g->groups[i].att_ns = now;
 	}
 	err = account(g, e, now, cpu_ns);
-	if (err || now < g->next_ns)
+	if (err)
 		return err;
 	if (g->phase == GOV_WARMUP) {
+		if (!warmup_done(g, now)) {
+			g->next_ns = now + GOV_WARM_TICK_NS;
+			return 0;
+		}
 		g->phase = GOV_GOVERNED;
 		g->gov_start_ns = now;
 		g->cpu_gov_start = cpu_ns;
+		g->next_ns = now;
 	}
-	if (g->decided && gov_any_open(g))
+	if (g->decided && gov_any_open(g)) {
+		if (now < g->next_ns && !window_overspent(g, now))
+			return 0;
 		return set_windows(g, e, false, emit, ctx);
-	/* a cycle starts: re-plan from the rates since the last plan, then
-	 * close what became windowed and open what is due */
-	decide(g, e, now, cpu_ns, emit, ctx);
-	g->cycle_start = now;
-	if (gov_any_open(g))	/* newly windowed: their window ends now */
-		return set_windows(g, e, false, emit, ctx);
-	err = set_windows(g, e, true, emit, ctx);
-	if (!gov_any_windowed(g))
+	}
+	/* between windows: re-plan every period, or when overspending */
+	if (!g->decided || now - g->dec_ns >= g->o.period_ns || overspent(g, now)) {
+		decide(g, e, now, cpu_ns, emit, ctx);
+		if (gov_any_open(g)) {	/* newly windowed: their window ends now */
+			g->cycle_start = now;
+			return set_windows(g, e, false, emit, ctx);
+		}
+		g->next_ns = g->cycle_start + g->cycle_ns;
+		if (g->next_ns < g->close_end_ns)
+			g->next_ns = g->close_end_ns;
+	}
+	if (now < g->next_ns)
+		return 0;
+	if (!gov_any_windowed(g) && !gov_any_detached(g)) {
 		g->next_ns = now + g->o.period_ns;
-	return err;
+		return 0;
+	}
+	if (ledger_wait(g, now))
+		return 0;
+	g->cycle_start = now;
+	return set_windows(g, e, true, emit, ctx);
 }
 
 int governor__next_ms(const struct governor *g, uint64_t now, int cap)
 {
 	uint64_t left;
 
+	uint64_t next;
+
 	if (!g || g->next_ns == UINT64_MAX)
 		return cap;
-	if (g->next_ns <= now)
+	next = g->next_ns;
+	if (g->decided && !gov_any_open(g) && g->dec_ns + g->o.period_ns < next)
+		next = g->dec_ns + g->o.period_ns;	/* the next re-plan */
+	if (next <= now)
 		return 0;
-	left = (g->next_ns - now + 999999) / 1000000;
+	left = (next - now + 999999) / 1000000;
 	return left < (uint64_t)cap ? (int)left : cap;
+}
+
+bool governor__wants_cpu(const struct governor *g, uint64_t now)
+{
+	/* the warm-up, a due boundary, a re-plan (also an early one) */
+	return g && (g->phase == GOV_WARMUP || now >= g->next_ns ||
+		     now - g->dec_ns >= GOV_RECHECK_NS);
 }
 
 void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
@@ -427,6 +769,13 @@ void governor__free(struct governor *g)
 	free(g->hits);
 	free(g->prev);
 	free(g->warm_hits);
+	free(g->open_hits);
+	free(g->cpu_seen);
 	free(g->desc_cost_ns);
+	free(g->pin);
+	free(g->pin_old);
+	free(g->must);
+	free(g->rate);
+	free(g->hz);
 	free(g);
 }

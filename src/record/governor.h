@@ -5,14 +5,17 @@
  * its hit rate (the engine's per-descriptor hit counters) is the estimated
  * probe cost; divided by the target's CPU time (/proc/PID/stat utime+stime
  * of the tracked processes, or the cgroup's cpu.stat) it is the estimated
- * overhead. After a warm-up with every probe attached, the governor keeps
- * WAIT descriptors and every resource whose cost fits a share of the
- * budget always on, and samples the other ("hot") resources by time
- * windows: it detaches their ACQUIRE/USE/RELEASE probes between windows
- * (engine__set_desc), forgets their instances at each detach
- * (engine__forget_resource: no lifetime spans a gap) and marks every
- * boundary with a PB_REC_WINDOW record. If the always-on sites alone cost
- * more than the budget, it says so and which ones; it never detaches them.
+ * overhead. After a warm-up with every probe attached (it ends once it
+ * spent the budget of 250 ms), the governor keeps the rare WAITs (must-
+ * keep), the WAITs and resources that fit half the budget always on, and
+ * samples the other ("hot") resources by time windows, each opened only
+ * when the run's cost so far (a ledger) can pay it: it detaches their
+ * ACQUIRE/USE/RELEASE (and unpinned WAIT) probes between windows
+ * (engine__set_desc, one thread per resource), forgets their instances at
+ * each detach (engine__forget_resource: no lifetime spans a gap) and
+ * marks every boundary with a PB_REC_WINDOW record. If the must-keep
+ * WAITs alone cost more than the budget, it says so and which ones; it
+ * never detaches them.
  *	g = governor__new(plan, &costs, &opts);
  *	governor__tick(g, engine, now, cpu_ns, emit, ctx);	// every loop turn
  *	governor__finish(g, engine, now, emit, ctx);		// before the last snapshot
@@ -71,7 +74,8 @@ struct gov_opts {
 	uint64_t period_ns;		/* window period; 0 = 1 s */
 	uint64_t min_window_ns;		/* shortest window; 0 = 20 ms */
 };
-#define GOV_MIN_DUTY	0.01		/* windowed resources always get >= 1 % */
+#define GOV_MIN_DUTY	0.01		/* the shortest window: 1 % of a period */
+#define GOV_RARE_HZ	100.0		/* a WAIT hit at most this often is must-keep */
 
 /* Parse "2%", "2", "0.5%" into a fraction; -EINVAL unless 0 < P <= 100. */
 int gov_parse_budget(const char *s, double *fraction);
@@ -87,6 +91,8 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		   gov_emit_fn emit, void *ctx);
 /* ms until the next window boundary (for the poll timeout), at most cap */
 int governor__next_ms(const struct governor *g, uint64_t now, int cap);
+/* The next tick may decide: the caller reads the CPU time afresh. */
+bool governor__wants_cpu(const struct governor *g, uint64_t now);
 /* Close the open windows (the trace ends with every boundary marked). */
 void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
 		      gov_emit_fn emit, void *ctx);
@@ -100,5 +106,8 @@ void governor__free(struct governor *g);
  * exited count no more), or a cgroup's cpu.stat usage_usec. 0 if unknown. */
 uint64_t gov_cpu_ns_pids(const pid_t *pids, size_t n);
 uint64_t gov_cpu_ns_cgroup(const char *dir);
+/* The same, cumulative over the run: a process that exited keeps its last
+ * reading. */
+uint64_t governor__cpu_ns(struct governor *g, const pid_t *pids, size_t n);
 
 #endif

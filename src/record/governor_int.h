@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "record/governor.h"
 
 #define GOV_GROUP_MAX_DESC	16
@@ -17,17 +18,26 @@ struct gov_group {
 	uint32_t res;
 	uint32_t descs[GOV_GROUP_MAX_DESC];
 	size_t n_desc;
-	bool windowed, attached;
+	bool windowed, attached, closing;
 	double full_rate;		/* probe ns per s with every probe on (warm-up) */
 	double warm_hits_rate;		/* events per s in the warm-up */
 	/* the open window, and one sample per window of its rates */
 	uint64_t win_open_ns, win_acq0, win_ev0;
 	size_t n_win;
 	uint64_t win_ns;		/* time inside windows */
-	uint64_t win_ns_dec;		/* ... since the last decision */
-	double acq_sum, acq_sumsq;	/* ACQUIREs per s, per window */
+	uint64_t att_ns;		/* attached since (0: detached) */
+	uint64_t on_ns_dec;		/* attached time since the last decision
+					 * (closed windows; the open one is added) */
+	size_t n_move;			/* descriptors its last mark moved */
+	double acq_sum, acq_sumsq;	/* ACQUIREs per s, per window (corrected) */
+	double acq_raw_sum;		/* ... as counted in the windows */
 	double ev_sum, ev_sumsq;	/* events per s, per window */
 	uint64_t acq_in, ev_in;		/* counted inside windows */
+};
+
+struct gov_cpu_seen {
+	pid_t pid;
+	uint64_t ns;			/* its last CPU time reading */
 };
 
 struct governor {
@@ -36,10 +46,20 @@ struct governor {
 	size_t n_desc;
 	const double *cost;		/* ns per hit, per descriptor (borrowed) */
 	const char *origin;
-	int *group_of;			/* descriptor -> group, -1 = always on */
+	int *group_of;			/* descriptor -> group, -1 = not probed */
+	bool *pin;			/* WAIT kept attached across its group's
+					 * windows: must-keep (rare) or fits */
+	bool *pin_old;			/* ... at the decision before */
+	bool *must;			/* ... must-keep: rare, never detached */
+	double *rate;			/* probe ns per s while attached (last known) */
+	double *hz;			/* hits per s while attached (last known) */
 	struct gov_group *groups;
 	size_t n_groups;
 	uint64_t *hits, *prev, *warm_hits;
+	uint64_t *open_hits;		/* hits when the windows last opened */
+	uint64_t win_ts;		/* ... at this time */
+	double win_share;		/* the probes' share of the target's CPU
+					 * in the last window (rates / (1 - it)) */
 	double *desc_cost_ns;		/* estimated probe cost so far, per descriptor */
 	enum gov_phase phase;
 	uint64_t start_ns, gov_start_ns, last_ns, end_ns, next_ns, cycle_start;
@@ -49,6 +69,14 @@ struct governor {
 	bool cpu_known, over_budget, was_over, decided;
 	uint64_t dec_ns, dec_cpu;	/* the last decision; warm_hits = its hits */
 	double base_rate;		/* CPU ns/s net of the probes, at it */
+	double must_rate;
+	double hot_rate;		/* probe ns/s of the windowed ones, all on */
+	uint64_t close_lat_ns;		/* the last close took this long */
+	uint64_t close_end_ns;		/* ... and ended then */
+	uint64_t cpu_last_ns;		/* when cpu_last was read */
+	struct gov_cpu_seen *cpu_seen;	/* governor__cpu_ns's processes */
+	size_t n_cpu_seen;		/* probe ns/s of the must-keep WAITs */
+	uint64_t n_debt_waits;		/* window openings postponed by the ledger */
 	uint64_t window_ns, cycle_ns;
 	size_t n_open;			/* windows opened after the warm-up */
 };
@@ -59,7 +87,9 @@ void gov_group_hits(const struct governor *g, const struct gov_group *gr, const 
 void gov_sample_window(struct governor *g, struct gov_group *gr, uint64_t close_ts);
 bool gov_any_windowed(const struct governor *g);
 bool gov_any_open(const struct governor *g);
-void gov_over_budget_note(const struct governor *g, double secs, double base, char *buf,
-			  size_t sz);
+bool gov_any_detached(const struct governor *g);
+/* the i-th group by cost, dearest first when dear_first, else cheapest */
+size_t gov_order(const struct governor *g, size_t i, bool dear_first);
+void gov_over_budget_note(const struct governor *g, double base, char *buf, size_t sz);
 
 #endif

@@ -60,8 +60,8 @@ static uint64_t target_cpu_ns(struct recorder *r, uint64_t now, bool force)
 		if (!dup)
 			pids[n++] = (pid_t)p->pid;
 	}
-	/* exited processes drop out: the governor ignores a decrease */
-	r->cpu_ns = gov_cpu_ns_pids(pids, n);
+	/* an exited process keeps its last reading */
+	r->cpu_ns = governor__cpu_ns(r->gov, pids, n);
 	if (pids != stack)
 		free(pids);
 	return r->cpu_ns;
@@ -95,7 +95,8 @@ int recorder_budget_tick(struct recorder *r, uint64_t now)
 {
 	if (!r->gov)
 		return 0;
-	return governor__tick(r->gov, r->e, now, target_cpu_ns(r, now, false), gov_emit, r);
+	return governor__tick(r->gov, r->e, now,
+			      target_cpu_ns(r, now, governor__wants_cpu(r->gov, now)), gov_emit, r);
 }
 
 int recorder_budget_timeout(const struct recorder *r, uint64_t now, int cap)
