@@ -24,7 +24,9 @@
 # - false alarms: the demo (build/demo/probity-demo under its manifest,
 #   --duration 2) with --pathology none and leak, DEMO_RUNS times each
 #   (default 20): runs with any confidence change.
-# About 11 minutes with the defaults. Not run by `make test` or `make bench`.
+# About 11 minutes with the defaults idle, 25 at load average 12-24. Not run
+# by `make test` or `make bench`. The >= 40-run false-alarm check of every
+# fixture and the demo is bench/clean_runs.sh.
 set -eu
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -270,6 +270,20 @@ static __always_inline void wake_blocked(__u64 waker, bool waker_tracked, __u32 
 		 * switched out): the RELEASE handed it the unit all the same */
 		wd = w->wait_desc[slot];
 	} else {
+		/* woken once already in this span and asleep again: back on the
+		 * condition (it lost the unit to another waiter) or on the mutex
+		 * the condition re-takes. A releaser's wake of it may be the
+		 * hand-over, or not: its pending wakes_waiter cannot be judged
+		 * (judged failed, the demo's slot_done went suspect at load) */
+		wd = w->wait_desc[slot];
+		t = waker_tracked && (__u32)waker != wakee ? thread_get((__u32)waker, false) : NULL;
+		if (t && t->pend_desc && t->pend_waiter == wd) {
+			di = t->pend_desc - 1;
+			t->pend_desc = 0;
+			ds = bpf_map_lookup_elem(&desc_stats, &di);
+			if (ds)
+				ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
+		}
 		return;
 	}
 	w->wait_flags[slot] |= WF_SLEPT_WOKEN;

@@ -74,6 +74,25 @@ print("ok   mutation %s: %s %s for %s (%d of %d events)" %
 PY
 done <"$T/cases"
 
+# RECYCLE shows only from an object's second obj_get (after POOL_SIZE 512
+# rounds of >= 200 us): a run bounded by time alone ended before that on a
+# loaded machine (bench/mutations.sh missed it at load average 13-23).
+# mutants.c runs until its pool turned over and 1 s more, so even 0.05 s
+# (less than any turnover) must end stale.
+b="$FIX/mutants_RECYCLE"
+"$P" -j record -m "$T/RECYCLE.yaml" -o "$T/short.trace" -- "$b" 0.05 </dev/null >"$T/short.out" 2>"$T/short.err"
+rc=$?
+"$P" -j health "$T/short.trace" </dev/null >"$T/short.health"
+python3 - "$T/short.health" "$rc" <<'PY' || err "RECYCLE 0.05 s: expected obj_get stale for generation_overlap"
+import json, sys
+d = json.load(open(sys.argv[1]))
+x = {y["id"]: y for y in d["descriptors"]}["obj_get"]
+assert int(sys.argv[2]) == 4 and x["state"] == "stale", (sys.argv[2], x)
+assert x["violations"]["generation_overlap"] >= 512, x
+print("ok   mutation RECYCLE, 0.05 s asked: obj_get stale, %d generation_overlap of %d events" %
+      (x["violations"]["generation_overlap"], x["events"]))
+PY
+
 # the I/O moved to another thread: O_DIRECT needs a block device
 DATA=/var/tmp
 case $(stat -f -c %T "$DATA" 2>/dev/null) in
