@@ -212,6 +212,17 @@ rec_start() { # OUT ARGS...: record in the background until rec_stop
 }
 rec_stop() { kill -INT "$REC_PID" 2>/dev/null || true; rc=0; wait "$REC_PID" || rc=$?; echo $rc >"$1.rc"; }
 
+# bt_halt: bt_stop, bounded: bpftrace 0.17 has been seen to ignore a
+# SIGINT here and poll forever; SIGTERM after 30 s (it prints its maps
+# on either)
+bt_halt() {
+	kill -INT "$BT_PID" 2>/dev/null || return 0
+	i=0
+	while kill -0 "$BT_PID" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+	kill -TERM "$BT_PID" 2>/dev/null || true
+	wait "$BT_PID" 2>/dev/null || true
+}
+
 # backend_pids JOB PM: the pids of PM's client backends while JOB runs,
 # one a line (the USDT counts of those pids are the clients' alone: the
 # two tracers attach a moment apart, and only background processes run
@@ -230,6 +241,7 @@ run_build() { # NAME BINDIR
 	name=$1 PG_BIN=$2 o=$OUT/$1
 	bin=$PG_BIN/postgres
 	mkdir -p "$o"
+	cat /proc/loadavg >"$o/loadavg"
 	file -L "$bin" | sed 's/.*BuildID\[sha1\]=\([0-9a-f]*\).*/\1/' >"$o/build_id"
 	runs=1
 	"$bin" --version >"$o/version" 2>"$o/version.err" || runs=0
@@ -269,7 +281,7 @@ run_build() { # NAME BINDIR
 		# shellcheck disable=SC2086
 		pg_usdt_bt "$W/$m.bt" cgroup $probes
 		bt_start "$W/$m.bt" "$o/$m.usdt.json" || { say "$name $m: bpftrace failed"; continue; }
-		[ -f "$o/$m.yaml" ] || { bt_stop; continue; }
+		[ -f "$o/$m.yaml" ] || { bt_halt; continue; }
 		if rec_start "$o/$m" -m "$o/$m.yaml" --cgroup "$REAL_CGROUP" --rebind --binary "$bin"; then
 			say "$name $m: pgbench ($T s, $CLIENTS clients)"
 			case $m in
@@ -283,8 +295,9 @@ run_build() { # NAME BINDIR
 		else
 			say "$name $m: record refused: $(tail -2 "$o/$m.rerr")"
 		fi
-		bt_stop
+		bt_halt
 	done
+	cat /proc/loadavg >>"$o/loadavg"
 	)
 }
 

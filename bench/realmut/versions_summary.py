@@ -112,11 +112,12 @@ def last_obj(path):
 
 
 def strict_refusal(d):
-    """the build-id refusal without --rebind: exit status and first error"""
-    err = text(f"{d}.plan_strict.err") or ""
-    first = next((ln for ln in err.split("\n") if "error:" in ln), None)
-    return {"exit": int(text(f"{d}.plan_strict.rc") or -1),
-            "error": re.sub(r"^.*?error: ", "", first) if first else None}
+    """the build-id refusal without --rebind: exit status, descriptors
+    refused and the first error note"""
+    plan = load(f"{d}.plan_strict", {})
+    err = next((n["message"] for n in plan.get("notes", []) if n.get("severity") == "error"), None)
+    return {"exit": int(text(f"{d}.plan_strict.rc") or -1), "refused": plan.get("refused"),
+            "descriptors": len(plan.get("descriptors", [])), "error": err}
 
 
 def descriptors(run, m):
@@ -198,6 +199,7 @@ def summary(runs, root, t, clients, scale):
         why_not = text(f"{run}/version.err")
         b = {"name": name, "binary": f"{bindir}/postgres", "version": text(f"{run}/version"),
              "runs_here": not why_not,
+             "loadavg_start_end": (text(f"{run}/loadavg") or "").split("\n"),
              "why_not_run": why_not.split("\n")[0] if why_not else None,
              "build_id": text(f"{run}/build_id"), "usdt_probes": len((text(f"{run}/usdt_probes") or "").split()),
              "pgbench_init": "ok" if "done" in (text(f"{run}/init.log") or "") else text(f"{run}/init.log"),
@@ -251,6 +253,9 @@ def summary(runs, root, t, clients, scale):
             "confidence": "initial/final per descriptor from probity health on the trace (degraded -> validated needs 3 clean "
                           "windows of >= 50 events each)",
         },
+        "next_major": {"chosen": text(f"{runs}/../src/.which"), "unavailable": text(f"{runs}/../src/.unavailable"),
+                       "source_build_finished": os.path.exists(f"{runs}/../src/.built")},
+        "loadavg_at_summary": text("/proc/loadavg"),
         "builds": builds, "tally": tally,
         "summary": "%d/%d USDT cross-checks hold; %s" % (
             sum(1 for _, c in checks if c["holds"]), len(checks),
