@@ -155,10 +155,10 @@ fetch_bin() {
 
 # configure (--enable-dtrace, -O2 -g), then make and make install into
 # $d/inst of what a throwaway cluster and pgbench need (the server and its
-# data files, time zones, snowball and conversions, PL/pgSQL, libpq,
+# data files (postgres.bki is installed from src/include/catalog), time zones, snowball and conversions, PL/pgSQL, libpq,
 # initdb, pg_ctl, pgbench): not psql, pg_dump and the other client tools,
 # whose build would double the time on 2 shared cores
-PG_PARTS="src/backend src/timezone src/backend/utils/mb/conversion_procs
+PG_PARTS="src/backend src/include/catalog src/timezone src/backend/utils/mb/conversion_procs
 src/backend/snowball src/pl/plpgsql/src src/interfaces/libpq src/fe_utils
 src/bin/initdb src/bin/pg_ctl src/bin/pgbench"
 build_src() {
