@@ -13,7 +13,9 @@
 #                derived from the machine's configured sources (the system's
 #                apt sources and lists are not changed)
 # For each build: a throwaway cluster (bench/real/lib.sh), pgbench -i -s 5,
-# then per manifest one bounded `pgbench -S -T 10 -c 4` under
+# then per manifest one bounded `pgbench -S -T 10 -c 4` (lock.yaml: an
+# advisory-lock script; buffer.yaml once more under sequential scans,
+# "buffer_seq": `SELECT count(*) FROM pgbench_accounts`, -c 2) under
 # `probity record --cgroup CG --rebind -m MANIFEST` (the cluster's own
 # cgroup: --all limited to it) while bpftrace counts that build's own USDT
 # probes in the same cgroup and run. Also `probity plan` without --rebind
@@ -276,7 +278,18 @@ run_build() { # NAME BINDIR
 		'SELECT abalance FROM pgbench_accounts WHERE aid = :k;' \
 		'SELECT pg_advisory_unlock(:k);' >"$W/advisory.sql"
 	chmod a+r "$W/advisory.sql"
-	for m in $MANIFESTS; do
+	# buffer.yaml again under sequential scans (read streams from 17 on)
+	case " $MANIFESTS " in *" buffer "*)
+		[ -f "$o/buffer.yaml" ] && cp "$o/buffer.yaml" "$o/buffer_seq.yaml"
+		cp "$o/buffer.plan" "$o/buffer_seq.plan"
+		cp "$o/buffer.plan_strict" "$o/buffer_seq.plan_strict"
+		cp "$o/buffer.plan.rc" "$o/buffer_seq.plan.rc"
+		cp "$o/buffer.plan_strict.rc" "$o/buffer_seq.plan_strict.rc" ;;
+	esac
+	echo 'SELECT count(*) FROM pgbench_accounts;' >"$W/seq.sql"
+	chmod a+r "$W/seq.sql"
+	for m in $MANIFESTS buffer_seq; do
+		[ -f "$o/$m.plan" ] || continue
 		probes=$(grep -x -F "$(printf '%s\n' $PG_USDT_PROBES)" "$o/usdt_probes" | tr '\n' ' ')
 		# shellcheck disable=SC2086
 		pg_usdt_bt "$W/$m.bt" cgroup $probes
@@ -286,6 +299,7 @@ run_build() { # NAME BINDIR
 			say "$name $m: pgbench ($T s, $CLIENTS clients)"
 			case $m in
 			lock) pg_bench "$W" "$PORT" -n -f "$W/advisory.sql" -c "$CLIENTS" -j 2 -T "$T" ;;
+			buffer_seq) pg_bench "$W" "$PORT" -n -f "$W/seq.sql" -c 2 -j 2 -T "$T" ;;
 			*) pg_bench "$W" "$PORT" -n -S -c "$CLIENTS" -j 2 -T "$T" ;;
 			esac >"$o/$m.pgbench" 2>&1 &
 			backend_pids "$!" "$PM" >"$o/$m.backends"

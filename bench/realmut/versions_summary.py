@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "real"))
 from summarize import machine  # noqa: E402  (bench/summarize.py)
 
-MANIFESTS = ("buffer", "lwlock", "lock")
+MANIFESTS = ("buffer", "lwlock", "lock", "buffer_seq")
 
 # (manifest, descriptors summed, USDT probe, expectation, why): the same
 # pairs as bench/real/postgres_summary.py, for every build
@@ -39,6 +39,8 @@ PAIRS = [
      "the same USDT probe, attached by probity (libbpf) and bpftrace"),
     ("buffer", ["pin_read", "pin_read_norelcache"], "buffer__read__done", "equal",
      "on 15.x each ReadBufferExtended/ReadBufferWithoutRelcache return passes ReadBuffer_common's buffer__read__done once"),
+    ("buffer_seq", ["pin_read", "pin_read_norelcache"], "buffer__read__done", "equal",
+     "the same identity under sequential scans (on 17+ they read through read streams)"),
     ("lock", ["lock_wait_start"], "lock__wait__start", "equal", "the same USDT probe"),
     ("lock", ["lock_wait_relation", "lock_wait_transaction", "lock_wait_tuple", "lock_wait_advisory"],
      "lock__wait__start", "at_most",
@@ -235,7 +237,7 @@ def summary(runs, root, t, clients, scale):
               if c.get("checked", True)]
     doc = {
         "bench": "realmut_versions", "machine": machine(root),
-        "manifests": {m: f"manifests/postgresql-15/{m}.yaml" for m in MANIFESTS},
+        "manifests": {m: f"manifests/postgresql-15/{m.replace('_seq', '')}.yaml" for m in MANIFESTS},
         "manifest_build": {"package": "postgresql-15 15.18-0+deb12u1",
                            "build_id": "44c007cfee140e4c25e8a434008096828e70a92c"},
         "method": {
