@@ -168,6 +168,54 @@ static int plan_usdt_event(struct plan_ctx *c, int ei)
 	return 0;
 }
 
+/* An offset inside a function on a re-bound target: kept only when the
+ * function's code is the same as on the manifest's own build (on disk),
+ * but for the addresses it reaches (samecode.c); refused otherwise, with
+ * what was found. */
+static bool rebound_offset_ok(struct plan_ctx *c, int ei, struct elf_image *img,
+			      const struct elf_symbol *sym)
+{
+	const struct pb_event *e = &c->m->events[ei];
+	struct elf_image *old = plan_ctx__old_build(c, e->site.target_idx);
+	unsigned long long off = e->site.offset;
+	struct elf_symbol osym;
+	struct same_code sc;
+	int err;
+
+	if (!old) {
+		refuse(c, ei, e->site.loc, "site.offset",
+		       "offset +0x%llx inside '%s' cannot be re-bound by name: the manifest's own build (%s, build-id %s) is not on disk to compare the function's code with",
+		       off, e->site.symbol, c->m->targets[e->site.target_idx].binary,
+		       c->p->targets[e->site.target_idx].build_id_expected);
+		return false;
+	}
+	err = elf_image__find_symbol(old, e->site.symbol, &osym);
+	if (!err)
+		err = elf_image__same_code(old, &osym, img, sym, &sc);
+	if (err) {
+		refuse(c, ei, e->site.loc, "site.offset",
+		       "offset +0x%llx inside '%s' cannot be re-bound by name: comparing the function with the manifest's build failed: %s",
+		       off, e->site.symbol, strerror(-err));
+		return false;
+	}
+	if (!sc.same) {
+		if (sc.size_differs)
+			refuse(c, ei, e->site.loc, "site.offset",
+			       "offset +0x%llx inside '%s' cannot be re-bound by name: the function's code differs from the manifest's build (%llu bytes there, %llu here)",
+			       off, e->site.symbol, (unsigned long long)osym.size,
+			       (unsigned long long)sym->size);
+		else
+			refuse(c, ei, e->site.loc, "site.offset",
+			       "offset +0x%llx inside '%s' cannot be re-bound by name: the function's code differs from the manifest's build (first at +0x%llx)",
+			       off, e->site.symbol, (unsigned long long)sc.first_difference);
+		return false;
+	}
+	plan_ctx__note(c, DIAG_NOTE, e->site.loc, "site.offset",
+		       "event '%s': offset +0x%llx inside '%s' re-bound: the function's code is the manifest's build's (%u instructions, the same but for %u address fields)",
+		       e->id, off, e->site.symbol, sc.insns, sc.masked);
+	return true;
+}
+
 /* Find the function the event's site names: false (refused, with the
  * reason) when it is missing, ambiguous, an IFUNC, or an offset inside it
  * cannot be trusted after a re-bind. */
@@ -213,12 +261,8 @@ static bool find_site_symbol(struct plan_ctx *c, int ei, struct elf_image *img,
 		       e->site.symbol);
 		return false;
 	}
-	if (pt->rebound && e->site.offset) {
-		refuse(c, ei, e->site.loc, "site.offset",
-		       "offset +0x%llx inside '%s' cannot be re-bound by name: the function's code differs from the manifest's build",
-		       (unsigned long long)e->site.offset, e->site.symbol);
-		return false;
-	}
+	if (pt->rebound && e->site.offset)
+		return rebound_offset_ok(c, ei, img, sym);
 	return true;
 }
 
@@ -499,6 +543,20 @@ static void site_warnings(struct plan_ctx *c)
 			     c->m->targets[i].id, c->n_dynsym[i], p->targets[i].display_path);
 	conf_warnings(c);
 }
+static void plan_ctx__free_images(struct plan_ctx *c)
+{
+	size_t i;
+
+	for (i = 0; c->images && i < c->p->n_targets; i++)
+		elf_image__free(c->images[i]);
+	for (i = 0; c->old_images && i < c->p->n_targets; i++)
+		elf_image__free(c->old_images[i]);
+	free(c->images);
+	free(c->old_images);
+	free(c->old_tried);
+	free(c->n_dynsym);
+}
+
 int plan__build(const struct manifest *m, const struct plan_opts *opts,
 		struct plan **out, struct diags *diags)
 {
@@ -555,19 +613,13 @@ int plan__build(const struct manifest *m, const struct plan_opts *opts,
 	site_warnings(&c);
 	diags__sort(p->notes);
 
-	for (i = 0; i < p->n_targets; i++)
-		elf_image__free(c.images[i]);
-	free(c.images);
-	free(c.n_dynsym);
+	plan_ctx__free_images(&c);
 	proc_mappings__free(c.maps, c.n_maps);
 	*out = p;
 	return p->n_refused ? -EPERM : 0;
 
 err_out:
-	for (i = 0; c.images && i < p->n_targets; i++)
-		elf_image__free(c.images[i]);
-	free(c.images);
-	free(c.n_dynsym);
+	plan_ctx__free_images(&c);
 	proc_mappings__free(c.maps, c.n_maps);
 	/* pass the reasons on to the caller */
 	for (i = 0; p->notes && i < diags__count(p->notes); i++) {

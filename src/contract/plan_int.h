@@ -16,6 +16,9 @@ struct plan_ctx {
 	struct proc_mapping *maps;
 	int n_maps;
 	size_t *n_dynsym;		/* per target: sites found only in .dynsym */
+	struct elf_image **old_images;	/* per target: the manifest's own build
+					 * (plan_ctx__old_build), NULL if absent */
+	bool *old_tried;		/* per target: looked for it already */
 	size_t cap_sites;
 };
 
@@ -29,5 +32,11 @@ void plan_ctx__note(struct plan_ctx *c, enum diag_severity sev, struct pb_loc lo
  * directories), open it and check its build-id; c->images gets the usable
  * ones. Problems are notes; 0 or -errno (-ENOMEM). */
 int plan_ctx__resolve_targets(struct plan_ctx *c);
+
+/* The manifest's own build of target ti (its `binary`, absolute or
+ * relative to the manifest, with the manifest's build-id), opened once
+ * and owned by c; NULL when it is not on disk (a re-bind can then not
+ * compare code with it). */
+struct elf_image *plan_ctx__old_build(struct plan_ctx *c, int ti);
 
 #endif

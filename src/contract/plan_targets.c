@@ -149,6 +149,41 @@ static char *resolve_in_process(struct plan_ctx *c, const struct pb_target *t,
 	return strdup(c->maps[by_name].path);
 }
 
+struct elf_image *plan_ctx__old_build(struct plan_ctx *c, int ti)
+{
+	const struct pb_target *t = &c->m->targets[ti];
+	char hex[2 * PB_BUILD_ID_MAX + 1];
+	struct elf_image *img = NULL;
+	char *path;
+
+	if (c->old_tried[ti])
+		return c->old_images[ti];
+	c->old_tried[ti] = true;
+	path = resolve_binary_path(c->m, t->binary);
+	if (path)
+		img = elf_image__open(path);
+	free(path);
+	if (img && !build_id_matches(img, t, hex, sizeof(hex))) {
+		elf_image__free(img);
+		img = NULL;
+	}
+	c->old_images[ti] = img;
+	return img;
+}
+
+/* The per-target arrays of the plan and of c; -ENOMEM */
+static int alloc_per_target(struct plan_ctx *c)
+{
+	size_t n = c->m->n_targets;
+
+	c->p->targets = calloc(n, sizeof(*c->p->targets));
+	c->images = calloc(n, sizeof(*c->images));
+	c->n_dynsym = calloc(n, sizeof(*c->n_dynsym));
+	c->old_images = calloc(n, sizeof(*c->old_images));
+	c->old_tried = calloc(n, sizeof(*c->old_tried));
+	return c->p->targets && c->images && c->n_dynsym && c->old_images && c->old_tried ? 0 : -ENOMEM;
+}
+
 int plan_ctx__resolve_targets(struct plan_ctx *c)
 {
 	const struct manifest *m = c->m;
@@ -166,10 +201,7 @@ int plan_ctx__resolve_targets(struct plan_ctx *c)
 		}
 		c->n_maps = err;
 	}
-	p->targets = calloc(m->n_targets, sizeof(*p->targets));
-	c->images = calloc(m->n_targets, sizeof(*c->images));
-	c->n_dynsym = calloc(m->n_targets, sizeof(*c->n_dynsym));
-	if (!p->targets || !c->images || !c->n_dynsym)
+	if (alloc_per_target(c))
 		return -ENOMEM;
 	p->n_targets = m->n_targets;
 

@@ -59,4 +59,25 @@ int elf_image__check_insn_boundary(const struct elf_image *img,
 				   struct insn_site_check *out);
 void insn_site_check__clear(struct insn_site_check *c);
 
+/* Is a function's code the same in two builds? (samecode.c) */
+struct same_code {
+	bool same;		/* same size, same instructions, same bytes but
+				 * for address fields (rip-relative
+				 * displacements, rel32 of calls and jumps that
+				 * leave the function) */
+	bool size_differs;	/* the symbols' sizes differ (not compared) */
+	uint64_t first_difference;	/* offset of the first instruction
+					 * that differs (when !same and
+					 * !size_differs) */
+	uint32_t insns;		/* instructions compared equal */
+	uint32_t masked;	/* address fields left out of the comparison */
+};
+
+/* Compare sa in a with sb in b (x86-64; -EOPNOTSUPP elsewhere). 0 with
+ * out filled, or -errno: -E2BIG for an unsized symbol or one over 1 MiB,
+ * -ENOENT/-ERANGE when the code cannot be read. */
+int elf_image__same_code(const struct elf_image *a, const struct elf_symbol *sa,
+			 const struct elf_image *b, const struct elf_symbol *sb,
+			 struct same_code *out);
+
 #endif
