@@ -330,7 +330,7 @@ def cmd_coverage(names):
 def parse_stats(log):
     """Executions and seconds from a libFuzzer log (the last '#N ... exec/s')."""
     execs = 0
-    for m in re.finditer(r'^#(\d+)\s', log, re.M):
+    for m in re.finditer(r'^#(\d+):?\s', log, re.M):     # '#N:' in -fork mode
         execs = max(execs, int(m.group(1)))
     m = re.search(r'Done (\d+) runs in (\d+) second', log)
     if m:
@@ -345,6 +345,9 @@ def cmd_long(names):
     # FUZZ_LONG_UNTIL (Unix time): no target runs past it, so a list of
     # targets shares a fixed window (each to 10 M or the deadline)
     until = int(os.environ.get('FUZZ_LONG_UNTIL') or 0)
+    # FUZZ_LONG_FORK=N: libFuzzer -fork=N, N workers (each at nice 19)
+    # sharing one corpus; executions are counted over all of them
+    fork = int(os.environ.get('FUZZ_LONG_FORK') or 0)
     res = load_results()
     camp = res.setdefault('campaigns', {})
     names = targets(names)
@@ -379,7 +382,7 @@ def cmd_long(names):
             r = subprocess.run(['nice', '-n', '19', binp, f'-runs={runs}', f'-max_total_time={left}',
                                 f'-timeout={LONG_TIMEOUT}', '-rss_limit_mb=2048', '-print_final_stats=1',
                                 f'-max_len={MAX_LEN.get(n, 4096)}',
-                                f'-artifact_prefix={art}'] +
+                                f'-artifact_prefix={art}'] + ([f'-fork={fork}'] if fork > 1 else []) +
                                ([f'-dict={dictf}'] if os.path.exists(dictf) else []) + [work, seeds],
                                cwd=ROOT, stdout=lf, stderr=subprocess.STDOUT, env=fuzz_env())
         elapsed = time.time() - t0
@@ -399,7 +402,7 @@ def cmd_long(names):
                    'seeds_before': n_seeds, 'seeds_after': len(os.listdir(seeds)),
                    'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                    'nice': 19, 'max_len': MAX_LEN.get(n, 4096), 'asan_options': fuzz_env()['ASAN_OPTIONS'],
-                   'cpu_s': round(cpu, 1),
+                   'cpu_s': round(cpu, 1), 'fork': fork if fork > 1 else 1,
                    'loadavg_1m_at_end': round(os.getloadavg()[0], 2)}
         print(f'  {camp[n]["executions"]} execs in {camp[n]["seconds"]}s, {len(crashes)} crashes, '
               f'corpus {n_seeds} -> {camp[n]["seeds_after"]}', flush=True)
