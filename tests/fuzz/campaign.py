@@ -407,7 +407,13 @@ def cmd_long(names):
         print(f'  {camp[n]["executions"]} execs in {camp[n]["seconds"]}s, {len(crashes)} crashes, '
               f'corpus {n_seeds} -> {camp[n]["seeds_after"]}', flush=True)
         cur = load_results()    # another campaign may have written meanwhile
-        cur.setdefault('campaigns', {})[n] = camp[n]
+        # a time-boxed run does not erase what an earlier one reached
+        old = cur.setdefault('campaigns', {}).get(n)
+        if old:
+            hist = old.pop('previous', [])
+            camp[n]['previous'] = hist + [{k: old.get(k) for k in ('date', 'executions', 'seconds', 'crashes',
+                                                                     'stopped_by', 'edges')}]
+        cur['campaigns'][n] = camp[n]
         save_results(cur)
 
 
