@@ -7,7 +7,9 @@
 #   make fuzz-long       each target to FUZZ_LONG_RUNS executions (10 M) or
 #                        FUZZ_LONG_SECONDS (3600) under nice -n 19, one at
 #                        a time; FUZZ_TARGETS="fuzz_trace ..." picks some;
-#                        FUZZ_LONG_PREBUILT=1 runs $(BUILD)/fuzz/NAME
+#                        FUZZ_LONG_PREBUILT=1 runs $(BUILD)/fuzz/NAME;
+#                        FUZZ_LONG_FORK=N runs N workers (-fork=N);
+#                        FUZZ_LONG_UNTIL=<unix time> ends every run by then
 #   make fuzz-rates      executions/s (wall and per CPU second) of each
 #                        target -> bench/results/fuzz.json "rates";
 #                        FUZZ_RATES_BEFORE=DIR compares with DIR/NAME

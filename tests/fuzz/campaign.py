@@ -109,6 +109,29 @@ MAX_LEN = {
 }
 
 
+# ASan's quarantine (freed memory held back to catch use-after-free) is
+# 256 MB by default: every execution then allocates from memory not touched
+# for hundreds of executions (page faults, cold caches, the allocator
+# refilling), which was 40-97 % of the steady CPU time of the
+# allocation-heavy targets (fuzz_elf 3000 executions: 2.17 -> 0.09 CPU s
+# with 8 MB). One execution allocates far less than 16 MB, so a
+# use-after-free within an input is still caught (each input is
+# independent); alloc/free stacks stay full. FUZZ_ASAN_OPTIONS overrides.
+FUZZ_ASAN_OPTIONS = 'quarantine_size_mb=16'
+
+
+# libFuzzer's -timeout is wall-clock time (SIGALRM): a campaign at nice 19 on
+# a 2-core VM with load 10-20 gets ~1-2 % of a core at times, so 10 s cut
+# inputs that rerun in 0.1-0.5 s (fuzz_rejit_script, 2026-12-02: 13 s in
+# ASan's allocator, 0.49 s on rerun). 60 s still stops a real hang.
+LONG_TIMEOUT = 60
+
+
+def fuzz_env():
+    """The environment the fuzz binaries run in (FUZZ_ASAN_OPTIONS)."""
+    return dict(os.environ, ASAN_OPTIONS=os.environ.get('FUZZ_ASAN_OPTIONS', FUZZ_ASAN_OPTIONS))
+
+
 def env(k, d=None):
     v = os.environ.get(k, d)
     if v is None:
@@ -307,7 +330,7 @@ def cmd_coverage(names):
 def parse_stats(log):
     """Executions and seconds from a libFuzzer log (the last '#N ... exec/s')."""
     execs = 0
-    for m in re.finditer(r'^#(\d+)\s', log, re.M):
+    for m in re.finditer(r'^#(\d+):?\s', log, re.M):     # '#N:' in -fork mode
         execs = max(execs, int(m.group(1)))
     m = re.search(r'Done (\d+) runs in (\d+) second', log)
     if m:
@@ -319,6 +342,12 @@ def cmd_long(names):
     build = os.path.join(ROOT, env('BUILD'))
     runs = int(env('FUZZ_LONG_RUNS', '10000000'))
     secs = int(env('FUZZ_LONG_SECONDS', '3600'))
+    # FUZZ_LONG_UNTIL (Unix time): no target runs past it, so a list of
+    # targets shares a fixed window (each to 10 M or the deadline)
+    until = int(os.environ.get('FUZZ_LONG_UNTIL') or 0)
+    # FUZZ_LONG_FORK=N: libFuzzer -fork=N, N workers (each at nice 19)
+    # sharing one corpus; executions are counted over all of them
+    fork = int(os.environ.get('FUZZ_LONG_FORK') or 0)
     res = load_results()
     camp = res.setdefault('campaigns', {})
     names = targets(names)
@@ -335,38 +364,56 @@ def cmd_long(names):
         seeds = os.path.join(ROOT, 'tests', 'fuzz', 'corpus', n)
         os.makedirs(work, exist_ok=True)
         dictf = os.path.join(ROOT, 'tests', 'fuzz', f'{n}.dict')
-        before = set(glob.glob(os.path.join(ROOT, 'tests', 'fuzz', '*-*')))
+        # artifacts as tests/fuzz/NAME.crash-*: campaigns of several targets
+        # may run side by side, each credited only with its own findings
+        art = os.path.join(ROOT, 'tests', 'fuzz', f'{n}.')
+        before = set(glob.glob(art + '*-*'))
         n_seeds = len(os.listdir(seeds))
-        print(f'fuzz-long: {n} to {runs} runs or {secs}s', flush=True)
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu0 = cpu0.ru_utime + cpu0.ru_stime
         t0 = time.time()
+        left = secs if not until else min(secs, int(until - t0))
+        if left < 30:
+            print(f'fuzz-long: {n}: FUZZ_LONG_UNTIL reached, not run', flush=True)
+            continue
+        print(f'fuzz-long: {n} to {runs} runs or {left}s', flush=True)
         log = os.path.join(build, 'fuzz', f'{n}.long.log')
         with open(log, 'w') as lf:
-            r = subprocess.run(['nice', '-n', '19', binp, f'-runs={runs}', f'-max_total_time={secs}',
-                                '-timeout=10', '-rss_limit_mb=2048', '-print_final_stats=1',
+            r = subprocess.run(['nice', '-n', '19', binp, f'-runs={runs}', f'-max_total_time={left}',
+                                f'-timeout={LONG_TIMEOUT}', '-rss_limit_mb=2048', '-print_final_stats=1',
                                 f'-max_len={MAX_LEN.get(n, 4096)}',
-                                '-artifact_prefix=tests/fuzz/'] +
+                                f'-artifact_prefix={art}'] + ([f'-fork={fork}'] if fork > 1 else []) +
                                ([f'-dict={dictf}'] if os.path.exists(dictf) else []) + [work, seeds],
-                               cwd=ROOT, stdout=lf, stderr=subprocess.STDOUT)
+                               cwd=ROOT, stdout=lf, stderr=subprocess.STDOUT, env=fuzz_env())
         elapsed = time.time() - t0
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = cpu.ru_utime + cpu.ru_stime - cpu0
         text = open(log, errors='replace').read()
         crashes = sorted(os.path.basename(p) for p in
-                         set(glob.glob(os.path.join(ROOT, 'tests', 'fuzz', '*-*'))) - before
-                         if re.match(r'(crash|leak|timeout|oom|slow-unit)-', os.path.basename(p)))
+                         set(glob.glob(art + '*-*')) - before
+                         if re.match(r'(crash|leak|timeout|oom|slow-unit)-', os.path.basename(p)[len(n) + 1:]))
         # minimize into the committed corpus: only inputs that add coverage
         subprocess.run(['nice', '-n', '19', binp, '-merge=1', '-timeout=10', '-rss_limit_mb=2048',
-                        seeds, work], cwd=ROOT, capture_output=True)
+                        seeds, work], cwd=ROOT, capture_output=True, env=fuzz_env())
         m = (re.findall(r'cov: (\d+) ft: (\d+)', text) or [None])[-1]
         camp[n] = {'executions': parse_stats(text), 'seconds': round(elapsed), 'exit': r.returncode,
                    'crashes': crashes, 'stopped_by': 'runs' if parse_stats(text) >= runs else 'time',
                    'edges': int(m[0]) if m else None, 'features': int(m[1]) if m else None,
                    'seeds_before': n_seeds, 'seeds_after': len(os.listdir(seeds)),
                    'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                   'nice': 19, 'max_len': MAX_LEN.get(n, 4096),
+                   'nice': 19, 'max_len': MAX_LEN.get(n, 4096), 'asan_options': fuzz_env()['ASAN_OPTIONS'],
+                   'cpu_s': round(cpu, 1), 'fork': fork if fork > 1 else 1,
                    'loadavg_1m_at_end': round(os.getloadavg()[0], 2)}
         print(f'  {camp[n]["executions"]} execs in {camp[n]["seconds"]}s, {len(crashes)} crashes, '
               f'corpus {n_seeds} -> {camp[n]["seeds_after"]}', flush=True)
         cur = load_results()    # another campaign may have written meanwhile
-        cur.setdefault('campaigns', {})[n] = camp[n]
+        # a time-boxed run does not erase what an earlier one reached
+        old = cur.setdefault('campaigns', {}).get(n)
+        if old:
+            hist = old.pop('previous', [])
+            camp[n]['previous'] = hist + [{k: old.get(k) for k in ('date', 'executions', 'seconds', 'crashes',
+                                                                     'stopped_by', 'edges')}]
+        cur['campaigns'][n] = camp[n]
         save_results(cur)
 
 
@@ -384,7 +431,8 @@ def rate_one(binp, n, secs, max_len):
             ([f'-max_len={max_len}'] if max_len else []) + \
             ([f'-dict={dictf}'] if os.path.exists(dictf) else []) + [work]
         t0 = time.time()
-        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=fuzz_env())
         out, _ = p.communicate()
         wall = time.time() - t0
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
