@@ -20,6 +20,14 @@
 
 #define REALMUT_BUF 4096
 
+#define REALMUT_SEM __attribute__((section(".probes")))
+unsigned short realmut_pin_semaphore REALMUT_SEM;
+unsigned short realmut_unpin_semaphore REALMUT_SEM;
+unsigned short realmut_lock_semaphore REALMUT_SEM;
+unsigned short realmut_unlock_semaphore REALMUT_SEM;
+unsigned short realmut_victim_semaphore REALMUT_SEM;
+unsigned short realmut_lookup_semaphore REALMUT_SEM;
+
 int			realmut_rec_state = 0;
 int			realmut_rec_pid = 0;
 static int	rec_fd = -1;

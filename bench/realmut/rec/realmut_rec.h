@@ -40,6 +40,14 @@ typedef struct realmut_record
 #ifdef REALMUT_INSTR
 #include <sys/sdt.h>
 #include "miscadmin.h"			/* MyProcPid */
+/*
+ * PostgreSQL's generated probes.h defines _SDT_HAS_SEMAPHORES, so every
+ * sys/sdt.h probe in this translation unit names a semaphore
+ * PROVIDER_NAME_semaphore (realmut_rec.c defines ours in .probes)
+ */
+extern unsigned short realmut_pin_semaphore, realmut_unpin_semaphore,
+			realmut_lock_semaphore, realmut_unlock_semaphore,
+			realmut_victim_semaphore, realmut_lookup_semaphore;
 extern int	realmut_rec_state;	/* 0 unknown, 1 on, -1 off (this process) */
 extern int	realmut_rec_pid;
 extern void realmut_rec(int kind, int buf, int arg);
