@@ -27,7 +27,8 @@
 # very run), each under one probity arm (`record --cgroup --rebind
 # --events`): usdt (bench/realmut/usdt.yaml.in, bound to the clean instr
 # build), manifest (manifests/postgresql-15/buffer.yaml, written for the
-# Debian binary) and sysonly (bench/realmut/sysonly.yaml.in: no buffer
+# Debian binary, re-bound by hand to the clean instr build: build-id and
+# path), manifest_sym (the same without its two offset sites) and sysonly (bench/realmut/sysonly.yaml.in: no buffer
 # descriptor). Per variant also `plan` of buffer.yaml on the plain build,
 # as written (build-id refusal) and with --rebind (what resolves).
 # Overhead (clean variant, ROUNDS interleaved rounds, one run each):
@@ -36,7 +37,8 @@
 # (plain, buffer.yaml --rebind, no --events), sysonly (plain).
 # Knobs: REALMUT_VARIANTS, REALMUT_RUN_S (10), REALMUT_CLIENTS (4),
 # REALMUT_SCALE (10), REALMUT_ROUNDS (2), REALMUT_SHARED_BUFFERS (16MB),
-# REALMUT_OUT (bench/results/realmut.json), REALMUT_CACHE, REALMUT_CELLS.
+# REALMUT_OUT (bench/results/realmut.json), REALMUT_CACHE, REALMUT_CELLS,
+# REALMUT_ARMS (usdt manifest manifest_sym sysonly).
 set -eu
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,6 +49,7 @@ RUN_S=${REALMUT_RUN_S:-10}
 CLIENTS=${REALMUT_CLIENTS:-4}
 SCALE=${REALMUT_SCALE:-10}
 ROUNDS=${REALMUT_ROUNDS:-2}
+ARMS=${REALMUT_ARMS:-usdt manifest manifest_sym sysonly}
 SB=${REALMUT_SHARED_BUFFERS:-16MB}
 OUT=${REALMUT_OUT:-bench/results/realmut.json}
 CACHE=${REALMUT_CACHE:-/var/cache/probity-realmut}
@@ -151,7 +154,26 @@ sed "s|@BINARY@|$CLEAN_VD/instr/bin/postgres|; s|@BUILD_ID@|$(bid "$CLEAN_VD/ins
 	bench/realmut/usdt.yaml.in >"$W/usdt.yaml"
 sed "s|@BINARY@|$CLEAN_VD/plain/bin/postgres|; s|@BUILD_ID@|$(bid "$CLEAN_VD/plain/bin/postgres")|" \
 	bench/realmut/sysonly.yaml.in >"$W/sysonly.yaml"
-arm_manifest() { case $1 in usdt) echo "$W/usdt.yaml" ;; manifest) echo "$MAN" ;; *) echo "$W/sysonly.yaml" ;; esac; }
+# the manifest arm: the shipped buffer.yaml as an operator re-binds it to
+# the clean build: build-id and path replaced, every site kept (the two
+# offset sites, ReleaseAndReadBuffer+0x39 / +0x88, were checked in the
+# clean build's disassembly: same call and instruction as in Debian's)
+DEB_BID=$(sed -n 's/^ *build_id: *//p' "$MAN" | head -1)
+sed "s|$DEB_BID|$(bid "$CLEAN_VD/instr/bin/postgres")|; s|binary: /usr/lib/postgresql/15/bin/postgres|binary: $CLEAN_VD/instr/bin/postgres|" \
+	"$MAN" >"$W/buffer-clean.yaml"
+# manifest_sym: the same without its two offset events, which no re-bind
+# can carry to a build whose ReleaseAndReadBuffer differs (what an
+# operator is left with after the refusal: symbol sites only)
+awk '/^  - id: /{ skip = ($3 == "unpin_reread" || $3 == "unpin_reread_local") } !skip' \
+	"$W/buffer-clean.yaml" >"$W/buffer-sym.yaml"
+arm_manifest() {
+	case $1 in
+	usdt) echo "$W/usdt.yaml" ;;
+	manifest) echo "$W/buffer-clean.yaml" ;;
+	manifest_sym) echo "$W/buffer-sym.yaml" ;;
+	*) echo "$W/sysonly.yaml" ;;
+	esac
+}
 
 # cell V VD ARM: one run of V's instr build, recorder on, under ARM
 cell() {
@@ -186,10 +208,12 @@ for vv in $VLIST; do
 		echo 0 >"$c/as_written.rc" || echo $? >"$c/as_written.rc"
 	"$P" -j plan "$MAN" --rebind --binary "$vd/plain/bin/postgres" >"$c/rebind.json" 2>"$c/rebind.err" &&
 		echo 0 >"$c/rebind.rc" || echo $? >"$c/rebind.rc"
+	"$P" -j plan "$W/buffer-clean.yaml" --rebind --binary "$vd/instr/bin/postgres" >"$c/clean_rebind.json" \
+		2>"$c/clean_rebind.err" && echo 0 >"$c/clean_rebind.rc" || echo $? >"$c/clean_rebind.rc"
 	echo "$vd" >"$c/variant_dir"
 	bid "$vd/plain/bin/postgres" >"$c/build_id_plain"
 	bid "$vd/instr/bin/postgres" >"$c/build_id_instr"
-	for arm in usdt manifest sysonly; do
+	for arm in $ARMS; do
 		say "[$(($(date +%s) - T0)) s] $v: $arm arm (+ compiled-in truth)"
 		cell "$v" "$vd" "$arm"
 	done

@@ -34,6 +34,7 @@ ARM_KIND = {('pg.buffer.pin', 'ACQUIRE'): 'pin', ('pg.buffer.pin', 'RELEASE'): '
             ('pg.buffer.content', 'ACQUIRE'): 'lock',
             ('pg.buffer.content', 'RELEASE'): 'unlock'}
 SCORED = ('pin', 'unpin', 'lock', 'unlock')
+ARMS = ('usdt', 'manifest', 'manifest_sym', 'sysonly')
 # below this precision or recall (either, any scored kind) an arm's model
 # is truly broken for that build: the measured ground truth, not a guess
 BROKEN_BELOW = 0.9
@@ -48,20 +49,39 @@ def read_truth(d, t0=None, t1=None):
     for fn in sorted(os.listdir(rd)):
         with open(os.path.join(rd, fn), 'rb') as f:
             data = f.read()
-        for off in range(0, len(data) - REC.size + 1, REC.size):
-            kind, arg, buf, pid, tid, ns = REC.unpack_from(data, off)
+        data = data[:len(data) - len(data) % REC.size]
+        for kind, arg, buf, pid, tid, ns in REC.iter_unpack(data):
             if (t0 is None or ns >= t0) and (t1 is None or ns <= t1):
                 recs.append((ns, kind, buf, pid, arg))
     recs.sort()
     return recs
 
 
+RES_RE = re.compile(r'"kind":"(\w+)","descriptor":"[^"]*","resource":"([^"]*)",'
+                    r'"instance":"(0x[0-9a-fA-F]+)","generation":(\d+)')
+
+
 def read_jsonl(path):
+    """`probity -j script` lines. Resource records (most of a trace) are
+    read by a regex into {type, kind, resource, instance, generation};
+    scheduler and wakeup records are only counted ({type}); the rest is
+    parsed whole."""
     out = []
     if not os.path.exists(path):
         return out
     with open(path) as f:
         for line in f:
+            if line.startswith('{"type":"resource"'):
+                m = RES_RE.search(line)
+                if m:
+                    out.append({'type': 'resource', 'kind': m.group(1), 'resource': m.group(2),
+                                'instance': m.group(3), 'generation': int(m.group(4))})
+                    continue
+            elif line.startswith(('{"type":"wakeup"', '{"type":"stack"')):
+                continue
+            elif line.startswith('{"type":"sched"'):
+                out.append({'type': 'sched'})
+                continue
             line = line.strip()
             if line:
                 try:
@@ -108,6 +128,14 @@ def pin_generations(recs):
         elif kind == 2 and held.get(buf, 0) > 0:
             held[buf] -= 1
     return gens
+
+
+def truth_counts(recs):
+    out = {v: 0 for v in KINDS.values()}
+    for r in recs:
+        if r[1] in KINDS:
+            out[KINDS[r[1]]] += 1
+    return out
 
 
 def site_scores(truth_pb, arm_pb):
@@ -183,13 +211,20 @@ def tps(path):
     return float(m.group(1)) if m else None
 
 
-def verdict(arm, rc, report, changes, sites):
+def refusal(cdir):
+    """The events `record` refused (its -j document on a refused plan)."""
+    j = read_json(os.path.join(cdir, 'rec.json')) or {}
+    return ['%s: %s' % (d.get('event'), d.get('reason'))
+            for d in j.get('plan', {}).get('descriptors', []) if d.get('status') == 'refused']
+
+
+def verdict(arm, rc, report, changes, sites, refused=()):
     """What the arm concluded about its own model: refused, changed
     (stale or suspect), valid, or unknown (no buffer model / no events)."""
     if arm == 'sysonly':
         return 'unknown', None, None
     if rc == 1:
-        return 'refused', 'plan refused on this build (see rec.err)', 0.0
+        return 'refused', '; '.join(refused) or 'plan refused on this build', 0.0
     bad = [c for c in changes if c['to'] in ('stale', 'suspect')]
     if bad:
         return 'changed', bad[0]['id'] + ' ' + bad[0]['to'] + ': ' + bad[0]['reason'], bad[0]['t_s']
@@ -224,8 +259,9 @@ def score_cell(cdir, arm):
     truth_pb = per_buffer((KINDS.get(k), b) for _, k, b, _, _ in recs)
     sites = site_scores(truth_pb, per_buffer(items))
     changes = confidence_changes(script)
-    state, reason, t_detect = verdict(arm, rc, report, changes, sites)
+    state, reason, t_detect = verdict(arm, rc, report, changes, sites, refusal(cdir))
     lookups = [b for _, k, b, _, _ in recs if k == 6]
+    truth_g = pin_generations(recs)
     covered = [s for s in sites.values() if s['arm']]
     broken = None
     if arm != 'sysonly' and rc != 1 and covered:
@@ -234,10 +270,10 @@ def score_cell(cdir, arm):
     findings = [f.get('kind') for f in (report or {}).get('findings', [])]
     return {
         'arm': arm, 'record_rc': rc, 'events_in_window': len(recs),
-        'truth_counts': {KINDS[k]: sum(1 for r in recs if r[1] == k) for k in KINDS},
+        'truth_counts': truth_counts(recs),
         'sites': sites,
-        'lifetime_identity': identity_score(pin_generations(recs), arm_g) if arm != 'sysonly' else None,
-        'truth_pin_generations': sum(pin_generations(recs).values()),
+        'lifetime_identity': identity_score(truth_g, arm_g) if arm != 'sysonly' else None,
+        'truth_pin_generations': sum(truth_g.values()),
         'arm_pin_generations': sum(arm_g.values()),
         'stale': {'state': state, 'reason': reason, 'time_to_detect_s': t_detect,
                   'confidence_changes': changes[:12]},
@@ -266,9 +302,9 @@ def diagnosis(cell, mut):
 
 def plan_summary(pdir):
     out = {}
-    for what in ('as_written', 'rebind'):
+    for what in ('as_written', 'rebind', 'clean_rebind'):
         j = read_json(os.path.join(pdir, what + '.json')) or {}
-        descs = j.get('descriptors', [])
+        descs = j.get('plan', j).get('descriptors', [])
         out[what] = {'rc': int(read_text(os.path.join(pdir, what + '.rc'), '-1') or -1),
                      'resolved': [d['event'] for d in descs if d.get('status') == 'ok'],
                      'refused': [{'event': d['event'], 'reason': d.get('reason')}
@@ -341,7 +377,7 @@ def main():
     cells, per_arm = [], {}
     for v in a.variants.split():
         mut = muts.get(v, {})
-        for arm in ('usdt', 'manifest', 'sysonly'):
+        for arm in ARMS:
             cdir = os.path.join(a.cells, v + '.' + arm)
             if not os.path.isdir(cdir):
                 continue
