@@ -57,7 +57,14 @@ ensure_hooks() {
 recompile_list() {
 	ids=$(sed -n 's/^# realmut-recompile: //p' "$2")
 	[ -n "$ids" ] || return 0
-	for id in $ids; do grep -rlw --include='*.c' "$id" "$1/src/backend"; done | sort -u
+	for id in $ids; do
+		grep -rlw --include='*.c' "$id" "$1/src/backend"
+		# and the files including a header that names it (nbtree.h's
+		# BTScanPosUnpin calls ReleaseBuffer)
+		for h in $(grep -rlw --include='*.h' "$id" "$1/src/include" "$1/src/backend"); do
+			grep -rl --include='*.c' "#include \".*$(basename "$h")\"" "$1/src/backend"
+		done
+	done | sort -u
 }
 
 srcdir() { ls -d "$CACHE"/src/postgresql-15-*/ 2>/dev/null | head -1 | sed 's:/$::'; }
