@@ -230,7 +230,11 @@ def verdict(arm, rc, report, changes, sites, refused=()):
         return 'changed', bad[0]['id'] + ' ' + bad[0]['to'] + ': ' + bad[0]['reason'], bad[0]['t_s']
     if not any(s['arm'] for s in sites.values()):
         return 'unknown', 'no buffer events recorded', None
-    return 'valid', None, None
+    up = [c['id'] for c in changes if c['to'] == 'validated']
+    if up:
+        return 'valid', 'promoted to validated: ' + ', '.join(sorted(set(up))), None
+    # neither promoted nor suspect: the run neither confirmed nor doubted
+    return 'unconfirmed', 'descriptors stayed candidate/degraded', None
 
 
 def certainty(state, report, changes):
@@ -241,7 +245,7 @@ def certainty(state, report, changes):
         c = [f.get('certainty') for f in (report or {}).get('findings', [])
              if f.get('kind') in ('model_stale', 'model_suspect') and f.get('certainty') is not None]
         return round(max(c), 3) if c else None
-    if state == 'valid':
+    if state in ('valid', 'unconfirmed'):
         conf = (report or {}).get('confidence', [])
         active = [c for c in conf if c.get('state')]
         if not active:
@@ -316,8 +320,8 @@ def plan_summary(pdir):
 
 
 def confusion(cells):
-    m = {'true_changed': {'said_changed': 0, 'said_valid': 0, 'unknown': 0},
-         'true_unchanged': {'said_changed': 0, 'said_valid': 0, 'unknown': 0}}
+    m = {'true_changed': {'said_changed': 0, 'said_valid': 0, 'unconfirmed': 0, 'unknown': 0},
+         'true_unchanged': {'said_changed': 0, 'said_valid': 0, 'unconfirmed': 0, 'unknown': 0}}
     for c in cells:
         st = c['stale']['state']
         truth = c['model_truly_broken'] if st != 'refused' else True
@@ -327,7 +331,7 @@ def confusion(cells):
             continue
         row = m['true_changed' if truth else 'true_unchanged']
         row['said_changed' if st in ('changed', 'refused') else
-            'said_valid' if st == 'valid' else 'unknown'] += 1
+            'said_valid' if st == 'valid' else st if st == 'unconfirmed' else 'unknown'] += 1
     return m
 
 

@@ -8,12 +8,14 @@
 #   tests/fixtures/realmut/cells/  cut from a real run of bench/realmut.sh
 #     clean.usdt/            the USDT arm on the clean build + the
 #                            compiled-in recorder's log of the same run
-#     move_release.manifest/ the shipped buffer.yaml (--rebind) on the
-#                            move_release mutant + its compiled-in log
-#   (each cut to a short window of the run: README there)
+#     move_release.manifest_sym/  the shipped buffer.yaml without its
+#                            offset sites (--rebind) on the move_release
+#                            mutant + its compiled-in log
+#   (each cut to its first 800 events by bench/realmut/cut_fixture.py)
 # - the clean USDT arm matches the ground truth per buffer (precision and
 #   recall of pin/unpin/lock/unlock >= 0.9) and its diagnosis is right;
-# - the manifest on move_release is measured broken (unpin recall < 0.9);
+# - the symbol-only manifest on move_release is measured broken (unpin
+#   recall < 0.9);
 # - the scorer can fail: with the unpin events removed from the clean
 #   USDT trace it must call that arm's model broken and its "valid"
 #   verdict wrong.
@@ -41,10 +43,10 @@ if u["model_truly_broken"] is not False or u["diagnosis"] != "right":
     print("FAIL: clean usdt not judged sound:", u["model_truly_broken"], u["diagnosis"]); sys.exit(1)
 if u["lifetime_identity"] is None or u["lifetime_identity"] < 0.9:
     print("FAIL: clean usdt lifetime identity", u["lifetime_identity"]); sys.exit(1)
-m = cells[("move_release", "manifest")]
+m = cells[("move_release", "manifest_sym")]
 if m["model_truly_broken"] is not True or m["sites"]["unpin"]["recall"] >= 0.9:
     print("FAIL: move_release manifest not measured broken:", m["sites"]["unpin"]); sys.exit(1)
-if "usdt" not in d["confusion"] or "manifest" not in d["confusion"]:
+if "usdt" not in d["confusion"] or "manifest_sym" not in d["confusion"]:
     print("FAIL: confusion matrices missing"); sys.exit(1)
 ' || err "scores of the fixture"
 
