@@ -247,6 +247,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 
+# REALMUT_SCORE=0: runs only (a later invocation scores every cell)
+[ "${REALMUT_SCORE:-1}" = 1 ] || { say "runs kept in $CELLS, not scored"; exit 0; }
 say "[$(($(date +%s) - T0)) s] scoring"
 ALLV=$(python3 -c 'import json, os, sys
 names = [m["name"] for m in json.load(open(sys.argv[1]))["mutations"]]
