@@ -12,8 +12,9 @@
 #
 # Run time on the 2-vCPU test VM: the first PostgreSQL build 10-30 min
 # (cached afterwards under $REALMUT_CACHE), each variant build ~1-3 min
-# (cached by patch hash), then about 1 min per variant and 5 min of
-# overhead rounds: ~15 min with a warm cache. Not in CI (it builds
+# (cached by patch hash; rename_release ~15 min: it recompiles every
+# backend file naming ReleaseBuffer), then about 40 s per variant and arm
+# (4 arms) and 2 min per overhead round: ~20 min with a warm cache. Not in CI (it builds
 # PostgreSQL); tests/cli/realmut_smoke.sh checks the scorer instead.
 #
 # One template cluster (initdb + pgbench -i -s SCALE by the clean
