@@ -14,8 +14,9 @@
 # (cached afterwards under $REALMUT_CACHE), each variant build ~1-3 min
 # (cached by patch hash; rename_release ~15 min: it recompiles every
 # backend file naming ReleaseBuffer), then about 40 s per variant and arm
-# (4 arms) and 2 min per overhead round: ~20 min with a warm cache. Not in CI (it builds
-# PostgreSQL); tests/cli/realmut_smoke.sh checks the scorer instead.
+# (4 arms) and 2 min per overhead round: ~20 min with a warm cache.
+# Not in CI (it builds PostgreSQL); tests/cli/realmut_smoke.sh checks the
+# scorer instead.
 #
 # One template cluster (initdb + pgbench -i -s SCALE by the clean
 # install) is copied for every run, so every run starts alike: its own
