@@ -143,6 +143,14 @@ apt_update() {
 # PROBITY_DEB_SRC=1: also enable deb-src (docs/servers.md: reading the
 # server's source for manifest provenance)
 if [ "${PROBITY_DEB_SRC:-0}" = 1 ]; then enable_deb_src && need_update=1; fi
+# PROBITY_REALMUT=1: deb-src and PostgreSQL 15's build dependencies, for
+# bench/realmut.sh (it builds the server from Debian source; never in CI)
+if [ "${PROBITY_REALMUT:-0}" = 1 ]; then
+	enable_deb_src && need_update=1
+	apt_update
+	log "apt-get build-dep postgresql-15 (PROBITY_REALMUT=1)"
+	apt_get build-dep -y -qq postgresql-15 >/dev/null
+fi
 
 missing=""
 for p in $BASE_PKGS; do
