@@ -63,7 +63,7 @@ TEST_FIXTURES :=
 all: $(BIN) $(DEMO_BIN) $(DEMO_MANIFEST)
 
 # ---- dependencies ----------------------------------------------------------
-$(DEPS_STAMP): scripts/install-deps.sh scripts/check-deps.sh
+$(DEPS_STAMP): scripts/install-deps.sh scripts/apt-sources.sh scripts/check-deps.sh
 	@mkdir -p $(BUILD)
 	@scripts/check-deps.sh 2>/dev/null || scripts/install-deps.sh
 	@scripts/check-deps.sh

@@ -26,6 +26,8 @@ apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 
 . /etc/os-release
 codename="${VERSION_CODENAME:-}"
+# apt_archive_uris, apt_suite_keyring: the configured sources, read
+. "$(dirname "$0")/apt-sources.sh"
 
 BASE_PKGS="make gcc clang llvm lld pkg-config libelf-dev zlib1g-dev libzstd-dev \
 libyaml-dev libjansson-dev libcapstone-dev libssl-dev libclang-rt-14-dev \
@@ -52,54 +54,17 @@ version_ge() { # version_ge A B: A >= B
 	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]
 }
 
-# Collect the URIs that the configured sources use for "$codename"
-# (deb822 .sources files and one-line .list files alike).
-bookworm_uris() {
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v c="$codename" '$1=="deb" { u=""; s="";
-			for (i=2;i<=NF;i++) { if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; continue }
-				if (u=="") u=$i; else if (s=="") { s=$i; break } }
-			if (s==c) print u }' "$f"
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v c="$codename" 'BEGIN{RS=""; FS="\n"} {
-			uris=""; suites=""; types=""; enabled="yes";
-			for (i=1;i<=NF;i++) {
-				if ($i ~ /^URIs:/) { uris=$i; sub(/^URIs:[ \t]*/,"",uris) }
-				if ($i ~ /^Suites:/) { suites=$i; sub(/^Suites:[ \t]*/,"",suites) }
-				if ($i ~ /^Types:/) { types=$i }
-				if ($i ~ /^Enabled:[ \t]*no/) enabled="no" }
-			if (enabled=="no" || types !~ /deb( |$)/) next
-			n=split(suites, s, /[ \t]+/)
-			for (j=1;j<=n;j++) if (s[j]==c) { print uris; break } }' "$f"
-	done
-}
-
-bookworm_keyring() {
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v c="$codename" 'BEGIN{RS=""; FS="\n"} {
-			suites=""; key="";
-			for (i=1;i<=NF;i++) {
-				if ($i ~ /^Suites:/) suites=$i
-				if ($i ~ /^Signed-By:/) { key=$i; sub(/^Signed-By:[ \t]*/,"",key) } }
-			if ((" " suites " ") ~ (" " c " ") && key != "") { print key; exit } }' "$f"
-	done | head -1
-}
-
 enable_backports() {
 	bp="/etc/apt/sources.list.d/probity-backports.sources"
 	if [ -f "$bp" ]; then
 		return 0
 	fi
-	uris=$(bookworm_uris | tr ' ' '\n' | grep -v -- '-security' | grep -v '^$' | sort -u | tr '\n' ' ')
+	uris=$(apt_archive_uris "$codename")
 	if [ -z "$uris" ]; then
 		log "no apt source for '$codename' found to derive ${codename}-backports from"
 		exit 1
 	fi
-	key=$(bookworm_keyring || true)
+	key=$(apt_suite_keyring "$codename" || true)
 	log "enabling ${codename}-backports from: $uris"
 	{
 		echo "# added by probity scripts/install-deps.sh (libbpf >= 1.3, bpftool)"
@@ -117,9 +82,9 @@ enable_backports() {
 enable_deb_src() {
 	ds="/etc/apt/sources.list.d/probity-deb-src.sources"
 	[ -f "$ds" ] && return 0
-	uris=$(bookworm_uris | tr ' ' '\n' | grep -v -- '-security' | grep -v '^$' | sort -u | tr '\n' ' ')
+	uris=$(apt_archive_uris "$codename")
 	[ -n "$uris" ] || { log "no apt source for '$codename' to derive deb-src from"; return 1; }
-	key=$(bookworm_keyring || true)
+	key=$(apt_suite_keyring "$codename" || true)
 	log "enabling deb-src for $codename from: $uris"
 	{
 		echo "# added by probity scripts/install-deps.sh (apt-get source postgresql-15)"

@@ -46,30 +46,8 @@ say() { printf 'bench/versions: %s\n' "$*" >&2; }
 [ "$(id -u)" -eq 0 ] || { say "needs root (BPF, runuser)"; exit 1; }
 mkdir -p "$C"
 
-# URIs the configured deb sources use for SUITE (as scripts/install-deps.sh
-# derives its deb-src lines; no mirror host is written here)
-suite_uris() {
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v c="$1" '$1=="deb" { u=""; s="";
-			for (i=2;i<=NF;i++) { if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; continue }
-				if (u=="") u=$i; else if (s=="") { s=$i; break } }
-			if (s==c) print u }' "$f"
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v c="$1" 'BEGIN{RS=""; FS="\n"} {
-			uris=""; suites=""; types=""; enabled="yes";
-			for (i=1;i<=NF;i++) {
-				if ($i ~ /^URIs:/) { uris=$i; sub(/^URIs:[ \t]*/,"",uris) }
-				if ($i ~ /^Suites:/) { suites=$i; sub(/^Suites:[ \t]*/,"",suites) }
-				if ($i ~ /^Types:/) { types=$i }
-				if ($i ~ /^Enabled:[ \t]*no/) enabled="no" }
-			if (enabled=="no" || types !~ /deb( |$)/) next
-			n=split(suites, s, /[ \t]+/)
-			for (j=1;j<=n;j++) if (s[j]==c) { print uris; break } }' "$f"
-	done
-}
+# the configured sources (scripts/install-deps.sh reads them the same way)
+. scripts/apt-sources.sh
 
 # the other postgresql-15 build(s) apt knows for this release (any suite),
 # newest first, without the installed one
@@ -100,7 +78,7 @@ fetch15() { # VER: postgresql-15=VER extracted under $(vdir VER)/root
 fetch_src() {
 	d=$C/src
 	[ -f "$d/.fetched" ] && return 0
-	uris=$(suite_uris bookworm | tr ' ' '\n' | grep -v -- '-security' | grep -v '^$' | sort -u | tr '\n' ' ')
+	uris=$(apt_archive_uris bookworm)
 	[ -n "$uris" ] || { say "no configured apt source for bookworm to derive $NEXT from"; return 1; }
 	rm -rf "$d"; mkdir -p "$d"
 	for n in $NEXT; do
@@ -138,7 +116,7 @@ fetch_bin() {
 	[ -f "$b/.fetched" ] && return 0
 	[ -f "$d/.which" ] || return 1
 	read -r n pkg ver <"$d/.which"
-	uris=$(suite_uris bookworm | tr ' ' '\n' | grep -v -- '-security' | grep -v '^$' | sort -u | tr '\n' ' ')
+	uris=$(apt_archive_uris bookworm)
 	key=/usr/share/keyrings/debian-archive-$n-stable.gpg
 	[ -f "$key" ] || key=/usr/share/keyrings/debian-archive-keyring.gpg
 	rm -rf "$b"; mkdir -p "$b/apt/parts" "$b/apt/lists/partial" "$b/apt/cache/archives/partial" "$b/deb" "$b/root"
