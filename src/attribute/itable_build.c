@@ -25,6 +25,15 @@ static int cmp_krec(const void *a, const void *b)
 /* Side-band records in time order: registrations open intervals (their
  * program id comes with the BPF_EVENT load that follows on the same
  * CPU), unregistrations close the open interval at that address. */
+/* A KSYMBOL registration waiting for its CPU's PROG_LOAD BPF_EVENT is
+ * marked gen = -10 - cpu. The CPU comes from the sample file: one no
+ * kernel has (>= 65536) gets -1, never paired, instead of a negation
+ * that overflows or wraps into a real generation index. */
+static int ksym_pending_gen(uint32_t cpu)
+{
+	return cpu < 65536 ? -10 - (int)cpu : -1;
+}
+
 static int replay_ksyms(struct attr_table *t)
 {
 	size_t i, j;
@@ -48,7 +57,7 @@ static int replay_ksyms(struct attr_table *t)
 			iv->src = SRC_KSYM;
 			iv->prog_id = 0;
 			/* remember which CPU registered it: pairing below */
-			iv->gen = -(int)r->cpu - 10;
+			iv->gen = ksym_pending_gen(r->cpu);
 		} else if (r->type == SF_REC_KSYMBOL) {
 			struct addr_iv *best = NULL;
 
@@ -74,7 +83,8 @@ static int replay_ksyms(struct attr_table *t)
 			for (j = 0; j < t->n_ivs; j++) {
 				struct addr_iv *iv = &t->ivs[j];
 
-				if (iv->src == SRC_KSYM && iv->gen == -(int)r->cpu - 10 && !iv->prog_id) {
+				if (iv->src == SRC_KSYM && iv->gen <= -10 &&
+				    iv->gen == ksym_pending_gen(r->cpu) && !iv->prog_id) {
 					iv->prog_id = r->bpf.prog_id;
 					if (!iv->tag[0])
 						itable_copy_tag(iv->tag, tag);
