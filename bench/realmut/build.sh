@@ -89,6 +89,10 @@ build_base() {
 			CPPFLAGS="-Wdate-time -D_FORTIFY_SOURCE=2" LDFLAGS="-Wl,-z,relro -Wl,-z,now")
 	fi
 	if [ ! -x "$CACHE/inst/base/bin/postgres" ]; then
+		# the generated headers first: the postgres target alone does not
+		# order them before its objects (a fresh tree fails on
+		# utils/errcodes.h under -j2)
+		make -s -C "$S/src/backend" generated-headers >/dev/null
 		make -s -C "$S/src/backend" -j"$JOBS" postgres >/dev/null
 		# share/postgresql: the installed package's (same version), with the
 		# system time zones this build (no --with-system-tzdata) looks up
