@@ -33,19 +33,6 @@ PM=$PG_PID
 pg_bench "$W" "$PORT" -i -s "$SCALE" -q >"$W/init.log" 2>&1
 load0=$(cut -d' ' -f1 /proc/loadavg)
 
-rec_start() { # NAME ARGS...: record in the background until rec_stop
-	n=$1; shift
-	"$P" -j record -o "$W/$n.trace" "$@" >"$W/$n.rec" 2>"$W/$n.rerr" &
-	REC_PID=$!
-	real_on_exit "kill -INT $REC_PID"
-	i=0
-	while [ ! -s "$W/$n.trace" ]; do
-		kill -0 $REC_PID 2>/dev/null || { say "record $n failed: $(tail -3 "$W/$n.rerr")"; exit 1; }
-		[ $i -lt 600 ] || { say "record $n did not attach in 60 s"; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
-rec_stop() { kill -INT "$REC_PID" 2>/dev/null || true; wait "$REC_PID" || true; }
 
 r=0
 while [ $r -lt "$ROUNDS" ]; do
@@ -53,11 +40,11 @@ while [ $r -lt "$ROUNDS" ]; do
 		n="$cfg.$r"
 		case $cfg in
 		alone) ;;
-		none) rec_start "$n" -m "$MAN" --all ;;
-		*) rec_start "$n" -m "$MAN" --all --budget "$cfg%" ;;
+		none) real_rec_start "$n" -m "$MAN" --all ;;
+		*) real_rec_start "$n" -m "$MAN" --all --budget "$cfg%" ;;
 		esac
 		pg_bench "$W" "$PORT" -n -S -c 4 -j 2 -T "$SECS" >"$W/$n.out" 2>&1 || true
-		[ "$cfg" = alone ] || rec_stop
+		[ "$cfg" = alone ] || real_rec_stop || true
 		pg_wait_backends "$PM" || true
 		say "round $r $cfg: $(grep -o 'tps = [0-9.]*' "$W/$n.out" | head -1)"
 	done

@@ -48,28 +48,14 @@ apache_start "$W" "$PORT"
 WORKERS=$((APACHE_THREADS * APACHE_SERVERS))
 say "apache2 $APACHE_PID on 127.0.0.1:$PORT in $W, $WORKERS workers"
 
-rec_start() { # NAME: record worker.yaml on the server's cgroup until rec_stop
-	# shellcheck disable=SC2086
-	"$P" -j record -o "$W/$1.trace" -m "$M/worker.yaml" --cgroup "$REAL_CGROUP" $REC_ARGS \
-		>"$W/$1.rec" 2>"$W/$1.rerr" &
-	REC_PID=$!
-	real_on_exit "kill -INT $REC_PID"
-	i=0
-	while [ ! -s "$W/$1.trace" ]; do
-		kill -0 $REC_PID 2>/dev/null || { say "record $1 failed: $(tail -3 "$W/$1.rerr")"; exit 1; }
-		[ $i -lt 600 ] || { say "record $1 did not attach in 60 s"; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
-rec_stop() { kill -INT "$REC_PID" 2>/dev/null || true; wait "$REC_PID" || true; }
 
 # 1. counts
 say "counts: $N requests, 4 clients"
 REC_ARGS=--events
 apache_status "$PORT" >"$W/status0"
-rec_start counts
+real_rec_start counts -m "$M/worker.yaml" --cgroup "$REAL_CGROUP" $REC_ARGS
 ab -q -t 120 -n "$N" -c 4 "http://127.0.0.1:$PORT/index.html" >"$W/ab.out" 2>&1
-rec_stop
+real_rec_stop || true
 apache_status "$PORT" >"$W/status1"
 "$P" -j health "$W/counts.trace" >"$W/health.json"
 "$P" -j report "$W/counts.trace" >"$W/report.json" 2>/dev/null || true
@@ -84,10 +70,10 @@ r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	for mode in none probity; do
 		say "overhead round $r/$ROUNDS: $mode"
-		[ $mode = probity ] && rec_start "o_$r"
+		[ $mode = probity ] && real_rec_start "o_$r" -m "$M/worker.yaml" --cgroup "$REAL_CGROUP" $REC_ARGS
 		ab -q -t 120 -n "$TPS_N" -c 4 "http://127.0.0.1:$PORT/index.html" 2>/dev/null |
 			sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' | sed "s/^/$mode /" >>"$W/rps"
-		[ $mode = probity ] && rec_stop
+		[ $mode = probity ] && { real_rec_stop || true; }
 	done
 	r=$((r + 1))
 done
@@ -95,9 +81,9 @@ done
 # 3. planted: handlers slower than the worker pool
 say "planted: 12 clients on a 0.5 s CGI"
 REC_ARGS=--events
-rec_start planted
+real_rec_start planted -m "$M/worker.yaml" --cgroup "$REAL_CGROUP" $REC_ARGS
 ab -q -t 60 -n 36 -c 12 "http://127.0.0.1:$PORT/cgi/slow.cgi" >"$W/abp.out" 2>&1 || true
-rec_stop
+real_rec_stop || true
 "$P" -j report "$W/planted.trace" >"$W/planted.json" 2>/dev/null || true
 grep -c AH00484 "$W/logs/error.log" >"$W/ah00484" || true
 

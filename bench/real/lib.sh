@@ -11,6 +11,8 @@
 #   PORT=$(real_free_port)
 #   pg_start "$W" "$PORT"; PM=$PG_PID   # initdb + pg_ctl start (PostgreSQL 15)
 #   real_on_exit "echo done"            # more cleanup, run in reverse order
+#   real_rec_start NAME -m M --all      # probity record in the background
+#   ...; real_rec_stop                  # Ctrl-C it, its exit status
 #
 # Functions that register cleanup set variables instead of printing: a
 # command substitution would run them in a subshell and lose the
@@ -391,3 +393,24 @@ apache_status() {
 print(urllib.request.urlopen("http://127.0.0.1:%s/server-status?auto" % sys.argv[1], timeout=30).read().decode(), end="")' "$1" 2>/dev/null
 }
 
+# real_rec_start NAME ARGS...: `$P -j record -o $W/NAME.trace ARGS...` in
+# the background (REC_PID, Ctrl-C'd at exit; its stdout in $W/NAME.rec,
+# stderr in $W/NAME.rerr); returns once it has attached (its trace file
+# exists), or 1 with the reason on stderr when it died or took 60 s
+real_rec_start() {
+	n=$1; shift
+	"$P" -j record -o "$W/$n.trace" "$@" >"$W/$n.rec" 2>"$W/$n.rerr" &
+	REC_PID=$!
+	real_on_exit "kill -INT $REC_PID"
+	i=0
+	while [ ! -s "$W/$n.trace" ]; do
+		kill -0 "$REC_PID" 2>/dev/null ||
+			{ echo "FAIL: record $n: $(tail -3 "$W/$n.rerr")" >&2; return 1; }
+		[ $i -lt 600 ] || { echo "FAIL: record $n did not attach in 60 s" >&2; return 1; }
+		sleep 0.1; i=$((i + 1))
+	done
+}
+
+# real_rec_stop: Ctrl-C the recorder real_rec_start started and wait for
+# it; returns its exit status
+real_rec_stop() { kill -INT "$REC_PID" 2>/dev/null; wait "$REC_PID"; }

@@ -58,19 +58,6 @@ ALL=0
 "$P" record --help 2>&1 | grep -q -- '--all' && ALL=1
 say "record --all: $ALL"
 
-rec_start() { # NAME ARGS...: record in the background until rec_stop
-	n=$1; shift
-	"$P" -j record -o "$W/$n.trace" "$@" >"$W/$n.rec" 2>"$W/$n.rerr" &
-	REC_PID=$!
-	real_on_exit "kill -INT $REC_PID"
-	i=0
-	while [ ! -s "$W/$n.trace" ]; do
-		kill -0 $REC_PID 2>/dev/null || { say "record $n failed: $(tail -3 "$W/$n.rerr")"; exit 1; }
-		[ $i -lt 600 ] || { say "record $n did not attach in 60 s"; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
-rec_stop() { kill -INT "$REC_PID" 2>/dev/null || true; wait "$REC_PID" || true; }
 
 # the single-backend workload: a session, then LOOKUPS index lookups whose
 # rate the DO block reports (NOTICE "rate N" in $W/NAME.out)
@@ -88,15 +75,15 @@ for m in lwlock buffer lock; do
 	if [ $ALL -eq 1 ]; then
 		pg_usdt_bt "$W/c_$m.bt" cgroup
 		bt_start "$W/c_$m.bt" "$W/c_$m.bt.json"
-		rec_start "c_$m" -m "$M/$m.yaml" --cgroup "$REAL_CGROUP"
+		real_rec_start "c_$m" -m "$M/$m.yaml" --cgroup "$REAL_CGROUP"
 		pg_bench "$W" "$PORT" -n -c "$CLIENTS" -j 2 -T "$COUNT_S" >"$W/c_$m.pgbench" 2>&1
 		pg_wait_backends "$PM" || true
-		rec_stop
+		real_rec_stop || true
 	else
 		one_backend_session 4 "c_$m"
 		pg_usdt_bt "$W/c_$m.bt" "$PG_SESSION_PID"
 		bt_start "$W/c_$m.bt" "$W/c_$m.bt.json"
-		rec_start "c_$m" -m "$M/$m.yaml" --pid "$PG_SESSION_PID"
+		real_rec_start "c_$m" -m "$M/$m.yaml" --pid "$PG_SESSION_PID"
 		one_backend_work 4 "c_$m"
 		wait "$REC_PID" || true
 	fi
@@ -113,7 +100,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 		say "overhead round $r/$ROUNDS: $mode"
 		if [ $ALL -eq 1 ]; then
 			case $mode in
-			probity) rec_start "o_${mode}_$r" -m "$M/lwlock.yaml" --all ;;
+			probity) real_rec_start "o_${mode}_$r" -m "$M/lwlock.yaml" --all ;;
 			bpftrace) bt_start "$W/hand.bt" "$W/o_${mode}_$r.bt.json" ;;
 			esac
 			pg_bench "$W" "$PORT" -n -S -c "$CLIENTS" -j 2 -T "$TPS_S" >"$W/o_${mode}_$r.out" 2>&1
@@ -121,7 +108,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 		else
 			one_backend_session 4 "o_${mode}_$r"
 			case $mode in
-			probity) rec_start "o_${mode}_$r" -m "$M/lwlock.yaml" --pid "$PG_SESSION_PID" ;;
+			probity) real_rec_start "o_${mode}_$r" -m "$M/lwlock.yaml" --pid "$PG_SESSION_PID" ;;
 			bpftrace)
 				BT_ARGS="-p $PG_SESSION_PID" bt_start "$W/hand.bt" "$W/o_${mode}_$r.bt.json" ;;
 			esac
@@ -129,7 +116,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 			wait "$PG_SESSION_PSQL" || true
 		fi
 		case $mode in
-		probity) rec_stop ;;
+		probity) real_rec_stop || true ;;
 		bpftrace) bt_stop ;;
 		esac
 	done

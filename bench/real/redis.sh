@@ -44,26 +44,13 @@ PORT=$(real_free_port)
 redis_start "$W" "$PORT"
 say "redis-server $REDIS_PID on 127.0.0.1:$PORT in $W"
 
-rec_start() { # NAME: record clients.yaml on the server's cgroup until rec_stop
-	"$P" -j record -o "$W/$1.trace" -m "$M/clients.yaml" --cgroup "$REAL_CGROUP" \
-		>"$W/$1.rec" 2>"$W/$1.rerr" &
-	REC_PID=$!
-	real_on_exit "kill -INT $REC_PID"
-	i=0
-	while [ ! -s "$W/$1.trace" ]; do
-		kill -0 $REC_PID 2>/dev/null || { say "record $1 failed: $(tail -3 "$W/$1.rerr")"; exit 1; }
-		[ $i -lt 600 ] || { say "record $1 did not attach in 60 s"; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
-rec_stop() { kill -INT "$REC_PID" 2>/dev/null || true; wait "$REC_PID" || true; }
 
 # 1. counts
 say "counts: $N requests, 3 BLPOPs, evictions"
 redis_info "$PORT" "$W/info0"
-rec_start counts
+real_rec_start counts -m "$M/clients.yaml" --cgroup "$REAL_CGROUP"
 redis_workload "$PORT" "$W" "$N" 3
-rec_stop
+real_rec_stop || true
 redis_info "$PORT" "$W/info1"
 "$P" -j health "$W/counts.trace" >"$W/health.json"
 "$P" -j report "$W/counts.trace" >"$W/report.json" 2>/dev/null || true
@@ -77,11 +64,11 @@ r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	for mode in none probity; do
 		say "overhead round $r/$ROUNDS: $mode"
-		[ $mode = probity ] && rec_start "o_$r"
+		[ $mode = probity ] && real_rec_start "o_$r" -m "$M/clients.yaml" --cgroup "$REAL_CGROUP"
 		redis-benchmark -h 127.0.0.1 -p "$PORT" -n "$TPS_N" -c 10 -t get -q 2>/dev/null |
 			tr '\r' '\n' | sed -n 's/^GET: \([0-9.]*\) requests per second.*/\1/p' |
 			tail -1 | sed "s/^/$mode /" >>"$W/tps"
-		[ $mode = probity ] && rec_stop
+		[ $mode = probity ] && { real_rec_stop || true; }
 	done
 	r=$((r + 1))
 done

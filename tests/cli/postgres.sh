@@ -44,21 +44,6 @@ ALL=0
 "$P" record --help 2>&1 | grep -q -- '--all' && ALL=1
 phase "cluster: postmaster $PM, 127.0.0.1:$PORT, $W; record --all: $ALL"
 
-# rec_start NAME ARGS...: probity record ARGS -o $W/NAME.trace in the
-# background (REC_PID); returns once it has attached (its trace exists)
-rec_start() {
-	n=$1; shift
-	"$P" -j record -o "$W/$n.trace" "$@" >"$W/$n.rec" 2>"$W/$n.rerr" &
-	REC_PID=$!
-	real_on_exit "kill -INT $REC_PID"
-	i=0
-	while [ ! -s "$W/$n.trace" ]; do
-		kill -0 $REC_PID 2>/dev/null || { echo "FAIL: record $n: $(tail -3 "$W/$n.rerr")"; exit 1; }
-		[ $i -lt 600 ] || { echo "FAIL: record $n did not attach in 60 s"; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
-rec_stop() { kill -INT "$REC_PID" 2>/dev/null; wait "$REC_PID"; }
 
 # 1. counts against the USDT probes
 PROBES="lwlock__acquire lwlock__condacquire lwlock__release lwlock__wait__start
@@ -70,7 +55,7 @@ if [ $ALL -eq 1 ]; then
 	# cluster), and bpftrace is limited to the same cgroup
 	pg_usdt_bt "$W/count.bt" cgroup $PROBES
 	bt_start "$W/count.bt" "$W/count.bt.json" || { echo "FAIL: bpftrace did not attach"; exit 1; }
-	rec_start count -m "$M/lwlock.yaml" --cgroup "$REAL_CGROUP"
+	real_rec_start count -m "$M/lwlock.yaml" --cgroup "$REAL_CGROUP" || exit 1
 	pg_bench "$W" "$PORT" -n -S -c 4 -j 2 -T 2 >"$W/count.pgbench" 2>&1 || err "pgbench failed"
 	pg_wait_backends "$PM" || err "backends did not exit"
 else
@@ -78,14 +63,14 @@ else
 	BP=$PG_SESSION_PID
 	pg_usdt_bt "$W/count.bt" "$BP" $PROBES
 	bt_start "$W/count.bt" "$W/count.bt.json" || { echo "FAIL: bpftrace did not attach"; exit 1; }
-	rec_start count -m "$M/lwlock.yaml" --pid "$BP"
+	real_rec_start count -m "$M/lwlock.yaml" --pid "$BP" || exit 1
 	pg_send 4 "DO \$\$ BEGIN FOR i IN 1..3000 LOOP PERFORM abalance FROM pgbench_accounts WHERE aid = (i * 7919) % 100000 + 1; END LOOP; END \$\$;"
 	pg_send 4 "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;"
 	pg_send 4 "SELECT count(*) FROM pgbench_accounts;"
 	pg_send 4 '\q'	# psql ends, its backend exits, record stops (target exited)
 	wait "$REC_PID"
 fi
-rec_stop
+real_rec_stop || true
 bt_stop
 "$P" -j health "$W/count.trace" >"$W/count.health" 2>&1 || err "health count.trace"
 python3 - "$W/count.health" "$W/count.bt.json" "$W/count.rec" <<'EOF' || fail=1
@@ -139,17 +124,17 @@ report() {
 # 2. healthy pgbench: no finding above HEALTHY_MAX
 phase "healthy"
 if [ $ALL -eq 1 ]; then
-	rec_start healthy -m "$M/lock.yaml" --all --events
+	real_rec_start healthy -m "$M/lock.yaml" --all --events || exit 1
 	pg_bench "$W" "$PORT" -n -S -c 4 -j 2 -T 2 >"$W/healthy.pgbench" 2>&1 || err "pgbench failed"
 	pg_wait_backends "$PM"
 else
 	pg_session "$W" "$PORT" 5 healthy || exit 1
-	rec_start healthy -m "$M/lock.yaml" --pid "$PG_SESSION_PID" --events
+	real_rec_start healthy -m "$M/lock.yaml" --pid "$PG_SESSION_PID" --events || exit 1
 	pg_send 5 "DO \$\$ BEGIN FOR i IN 1..2000 LOOP PERFORM abalance FROM pgbench_accounts WHERE aid = i; END LOOP; END \$\$;"
 	pg_send 5 '\q'
 	wait "$REC_PID"
 fi
-rec_stop
+real_rec_stop || true
 report healthy && python3 - "$W/healthy.json" "$HEALTHY_MAX" <<'EOF' || fail=1
 import json, sys
 r, mx = json.load(open(sys.argv[1])), float(sys.argv[2])
@@ -169,7 +154,7 @@ chown postgres "$W/adv.sql"
 pg_session "$W" "$PORT" 6 holder || exit 1
 HOLDER=$PG_SESSION_PID
 if [ $ALL -eq 1 ]; then
-	rec_start planted -m "$M/lock.yaml" --all --events
+	real_rec_start planted -m "$M/lock.yaml" --all --events || exit 1
 	pg_send 6 "SELECT pg_advisory_lock(42);"
 	sleep 0.3
 	pg_bench "$W" "$PORT" -n -c 3 -j 1 -T 2 -f "$W/adv.sql" >"$W/planted.pgbench" 2>&1 &
@@ -181,7 +166,7 @@ if [ $ALL -eq 1 ]; then
 	pg_wait_backends "$PM" || err "backends did not exit"
 else
 	pg_session "$W" "$PORT" 7 waiter || exit 1
-	rec_start planted -m "$M/lock.yaml" --pid "$PG_SESSION_PID" --events
+	real_rec_start planted -m "$M/lock.yaml" --pid "$PG_SESSION_PID" --events || exit 1
 	pg_send 6 "SELECT pg_advisory_lock(42);"
 	sleep 0.3
 	for i in 1 2 3; do pg_send 7 "SELECT pg_advisory_lock(42); SELECT pg_advisory_unlock(42);"; done
@@ -191,7 +176,7 @@ else
 	pg_send 7 '\q'
 	pg_send 6 '\q'
 fi
-rec_stop
+real_rec_stop || true
 report planted && python3 - "$W/planted.json" "$HOLDER" "$ALL" <<'EOF' || fail=1
 import json, sys
 r, holder, all_mode = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == '1'
