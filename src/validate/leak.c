@@ -47,8 +47,8 @@ struct leak_res {
 	uint64_t expect_ns;	/* longest `expect ... within` of its events */
 	uint64_t holds[PB_HIST_BUCKETS];	/* completed hold times (its RELEASEs) */
 	struct pb_res_stats now;
-	/* the release test: on when it has an ACQUIRE and a RELEASE and is no
-	 * credit (consumed by design) */
+	/* the release test: on when it is shared, has an ACQUIRE and a
+	 * RELEASE and is no credit (consumed by design) */
 	bool has_rel, rt_on, rt_based;
 	uint64_t acq_units, acq_events, rel_events;	/* this snapshot's cumulative */
 	struct rel_point pts[PB_IDLE_SLOTS + 1];	/* newest first */
@@ -115,7 +115,10 @@ struct leak_model *leak_model__new(const struct manifest *m, const uint32_t *des
 	}
 	for (i = 0; i < lm->n_res; i++) {
 		lm->r[i].first_acq--;
+		/* shared only: on an exclusive resource a RELEASE the model
+		 * misses shows at the next ACQUIRE (acquire_active) */
 		lm->r[i].rt_on = lm->r[i].first_acq >= 0 && lm->r[i].has_rel &&
+				 m->resources[i].shared &&
 				 m->resources[i].class != PB_CLASS_CREDIT;
 	}
 	return lm;

@@ -19,7 +19,8 @@
  * their violations are counted untested, charged to neither.
  *
  * The release test (docs/validation.md "Missing RELEASEs") covers what
- * over_capacity cannot see (shared resources, no capacity): at each
+ * over_capacity and acquire_active cannot see (on `shared: true`
+ * resources, those with an ACQUIRE and a RELEASE, not credit): at each
  * snapshot, of the units held two snapshots back, those still held and
  * idle since the previous one are leak candidates, those that ended with their process are
  * set apart, and the rest ("busy") were released or touched since. Holds
