@@ -80,13 +80,13 @@ struct confidence_leak {
 };
 
 /* The release test of one RELEASE descriptor's resource
- * (confidence__release, docs/validation.md "Missing RELEASEs"): of the
- * units held at a snapshot some seconds back, those still held and idle
- * since are leak candidates; the rest were released or touched since.
- * Short holds explain a bounded amount of the rest; its growth beyond the
- * first test's level is RELEASEs the model does not see (or a leak on
- * instances still in use: not told apart), charged to the resource's
- * RELEASE descriptors as release_missing. */
+ * (confidence__release, docs/validation.md "Missing RELEASEs"; shared
+ * resources): of the units held two snapshots back, those still held and
+ * idle since the previous one are leak candidates; the rest were released
+ * or touched since. Holds in flight explain a bounded amount of the rest;
+ * its growth beyond the first test's level is RELEASEs the model does not
+ * see (or a leak on instances still in use: not told apart), charged to
+ * the resource's RELEASE descriptors as release_missing. */
 struct confidence_release {
 	uint64_t tested;		/* snapshots the test ran at */
 	uint64_t untested;		/* snapshots it could not: no earlier snapshot in the
@@ -94,7 +94,7 @@ struct confidence_release {
 	uint64_t charged;		/* missing RELEASEs charged to this descriptor */
 	uint64_t charged_units;		/* growth charged to the resource's RELEASEs (units) */
 	int64_t baseline_units;		/* busy units at the first test: not charged */
-	int64_t held_units;		/* latest: units held at the look-back snapshot */
+	int64_t held_units;		/* latest: units held two snapshots back */
 	int64_t idle_units;		/* of which still held and idle since (leak candidates) */
 	int64_t busy_units;		/* of which released or touched since */
 	uint64_t threshold_ns;		/* the leak threshold T (0: too few completed holds) */
