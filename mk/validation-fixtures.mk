@@ -62,3 +62,18 @@ $(BUILD)/fixtures/ioshift_MOVED: tests/fixtures/validation/ioshift.c mk/validati
 	$(VAL_FIX_CC) -pthread -DMOVED -o $@ $<
 
 TEST_FIXTURES += $(BUILD)/fixtures/ioshift_clean $(BUILD)/fixtures/ioshift_MOVED
+
+# the release test's shared, refcounted pool (tests/fixtures/relpool/
+# relpool.c, tests/cli/relpool.sh): clean, a release path no probe sees
+# (-DBYPASS) and a true leak (-DLEAK)
+RELPOOL := BYPASS LEAK
+
+$(BUILD)/fixtures/relpool_clean: tests/fixtures/relpool/relpool.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -o $@ $<
+
+$(BUILD)/fixtures/relpool_%: tests/fixtures/relpool/relpool.c mk/validation-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(VAL_FIX_CC) -pthread -D$* -o $@ $<
+
+TEST_FIXTURES += $(BUILD)/fixtures/relpool_clean $(foreach m,$(RELPOOL),$(BUILD)/fixtures/relpool_$(m))

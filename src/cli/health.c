@@ -44,9 +44,12 @@ static void health_help(FILE *out)
 		"record': its state (validated, candidate, degraded, suspect, stale), the\n"
 		"events and invariant violations counted in the kernel (acquire_active,\n"
 		"release_not_active, use_not_acquired, generation_overlap, expect_timeout,\n"
-		"over_capacity, prediction_failed), the cross-layer predictions checked,\n"
-		"failed and unjudged per effect, and why every state change happened, with\n"
-		"the first violation samples. The manifest is never edited.\n"
+		"over_capacity, prediction_failed) and in user space (acquire_bypassed,\n"
+		"release_missing), the release test of each RELEASE descriptor (held units\n"
+		"left idle: leak candidates; busy and growing: RELEASEs the model does\n"
+		"not see), the cross-layer predictions checked, failed and unjudged per\n"
+		"effect, and why every state change happened, with the first violation\n"
+		"samples. The manifest is never edited.\n"
 		"docs/validation.md documents invariants and thresholds.\n"
 		"A trace still being written by 'record' is read up to its last complete\n"
 		"chunk (a snapshot every record --interval) and shown as a recording in\n"
@@ -85,7 +88,8 @@ static json_t *health_json(const struct loaded_trace *lt, const struct live_stat
 	int k;
 
 	for (i = 0; i < lt->n_descs; i++) {
-		json_t *viol = json_object(), *samples = json_array();
+		json_t *viol = json_object(), *samples = json_array(), *dj;
+		struct confidence_release rt;
 		const char *why = confidence__reason(lt->conf, (uint32_t)i);
 		const struct pb_rec_violation *sv;
 		size_t ns, j;
@@ -101,17 +105,30 @@ static json_t *health_json(const struct loaded_trace *lt, const struct live_stat
 				"owner_tid", (int)sv[j].owner_tid, "detail", (int)sv[j].detail,
 				"args", (json_int_t)sv[j].args[0], (json_int_t)sv[j].args[1],
 				(json_int_t)sv[j].args[2]));
-		for (k = 0; k < PB_INV__COUNT; k++)
+		for (k = 0; k < CONFIDENCE_INV_SLOTS; k++)
 			json_object_set_new(viol, pb_invariant_str(k),
 				json_integer((json_int_t)confidence__violations(lt->conf, (uint32_t)i, k)));
-		json_array_append_new(descs, json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:s?}",
+		dj = json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:s?}",
 			"id", desc_id(lt, (uint32_t)i),
 			"initial", pb_confidence_str(confidence__initial(lt->conf, (uint32_t)i)),
 			"state", pb_confidence_str(confidence__state(lt->conf, (uint32_t)i)),
 			"events", (json_int_t)confidence__events(lt->conf, (uint32_t)i),
 			"violations", viol,
 			"predictions", predictions__json(lt, (uint32_t)i),
-			"samples", samples, "reason", why));
+			"samples", samples, "reason", why);
+		if (dj && confidence__release(lt->conf, (uint32_t)i, &rt))
+			json_object_set_new(dj, "release_test", json_pack(
+				"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+				"tested", (json_int_t)rt.tested, "untested", (json_int_t)rt.untested,
+				"charged", (json_int_t)rt.charged,
+				"charged_units", (json_int_t)rt.charged_units,
+				"baseline_units", (json_int_t)rt.baseline_units,
+				"held_units", (json_int_t)rt.held_units,
+				"idle_units", (json_int_t)rt.idle_units,
+				"busy_units", (json_int_t)rt.busy_units,
+				"threshold_ns", (json_int_t)rt.threshold_ns,
+				"age_ns", (json_int_t)rt.age_ns));
+		json_array_append_new(descs, dj);
 	}
 	ch = confidence__changes(lt->conf, &n);
 	for (i = 0; i < n; i++)
@@ -143,6 +160,7 @@ static void health_print(const struct loaded_trace *lt, const char *path,
 			 const struct live_state *ls)
 {
 	const struct confidence_change *ch;
+	struct confidence_release rt;
 	char pred[512];
 	size_t n, i;
 	int k;
@@ -170,7 +188,7 @@ static void health_print(const struct loaded_trace *lt, const char *path,
 		       pb_confidence_str(confidence__initial(lt->conf, d)),
 		       pb_confidence_str(confidence__state(lt->conf, d)),
 		       (unsigned long long)confidence__events(lt->conf, d));
-		for (k = 0; k < PB_INV__COUNT; k++) {
+		for (k = 0; k < CONFIDENCE_INV_SLOTS; k++) {
 			uint64_t v = confidence__violations(lt->conf, d, k);
 
 			if (v) {
@@ -180,6 +198,16 @@ static void health_print(const struct loaded_trace *lt, const char *path,
 			}
 		}
 		printf("%s\n", any ? "" : "none");
+		if (confidence__release(lt->conf, d, &rt) && (rt.tested || rt.untested))
+			printf("    release test: %llu missing RELEASEs charged (%llu units); latest: of "
+			       "%lld units held %.0f ms before, %lld idle since (leak candidates), %lld "
+			       "released or touched (%lld at the first test); %llu snapshots tested, "
+			       "%llu untested\n",
+			       (unsigned long long)rt.charged, (unsigned long long)rt.charged_units,
+			       (long long)rt.held_units, (double)rt.age_ns / 1e6,
+			       (long long)rt.idle_units, (long long)rt.busy_units,
+			       (long long)rt.baseline_units,
+			       (unsigned long long)rt.tested, (unsigned long long)rt.untested);
 		predictions__text(lt, d, pred, sizeof(pred));
 		if (pred[0])
 			printf("    predictions: %s\n", pred);

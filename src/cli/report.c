@@ -186,7 +186,7 @@ static uint64_t desc_violations(const struct loaded_trace *lt, uint32_t i)
 	uint64_t n = 0;
 	int k;
 
-	for (k = 0; k < PB_INV__COUNT; k++)
+	for (k = 0; k < CONFIDENCE_INV_SLOTS; k++)
 		n += confidence__violations(lt->conf, i, k);
 	return n;
 }

@@ -12,11 +12,11 @@
 struct desc_state {
 	enum pb_confidence initial, state;
 	/* cumulative counters at the start of the open window */
-	uint64_t base_events, base_viol[PB_INV_SLOTS];
+	uint64_t base_events, base_viol[CONFIDENCE_INV_SLOTS];
 	/* last cumulative counters seen */
-	uint64_t last_events, last_viol[PB_INV_SLOTS];
+	uint64_t last_events, last_viol[CONFIDENCE_INV_SLOTS];
 	/* violations discounted by the grace period (per invariant) */
-	uint64_t graced[PB_INV_SLOTS];
+	uint64_t graced[CONFIDENCE_INV_SLOTS];
 	/* cross-layer predictions (per effect): cumulative as last seen, and
 	 * at the start of the open prediction window (which closes with a
 	 * judged event window holding >= min_checks checks) */
@@ -51,6 +51,7 @@ const char *pb_invariant_str(int inv)
 	case PB_INV_OVER_CAPACITY: return "over_capacity";
 	case PB_INV_PREDICTION_FAILED: return "prediction_failed";
 	case PB_INV_ACQUIRE_BYPASSED: return "acquire_bypassed";
+	case CONFIDENCE_INV_RELEASE_MISSING: return "release_missing";
 	default: return "unknown";
 	}
 }
@@ -157,7 +158,7 @@ static const struct pb_rec_violation *first_sample(const struct desc_state *d, i
 /* One closed window of a descriptor. */
 struct window {
 	uint64_t ev;
-	uint64_t viol[PB_INV_SLOTS];	/* [PB_INV_PREDICTION_FAILED] unused: see chk/fail */
+	uint64_t viol[CONFIDENCE_INV_SLOTS];	/* [PB_INV_PREDICTION_FAILED] unused: see chk/fail */
 	bool pred_judged;		/* enough checks: the prediction rate counts */
 	bool in_grace;			/* closed within the attach grace */
 	uint64_t held;			/* over_capacity held back (leak hypothesis) */
@@ -189,6 +190,20 @@ static void moved_note(const struct desc_state *d, char *out, size_t len)
 		snprintf(out, len, "; moved: in %u of %u samples another thread of the process did "
 			 "the effect during the call (a model change, not 'no %s')", moved, n,
 			 effect_name(fx));
+}
+
+/* release_missing has no sample: say what the release test saw instead. */
+static void release_note(const struct confidence *c, uint32_t di, char *out, size_t len)
+{
+	struct confidence_release r;
+
+	if (!leak_model__release(c->leak, di, &r))
+		return;
+	snprintf(out, len, "; of %lld units held %.0f ms before, %lld were released or touched "
+		 "since, %lld at the first test, %lld idle: RELEASEs the model does not see, or "
+		 "a leak on instances still in use (not told apart)",
+		 (long long)r.held_units, (double)r.age_ns / 1e6, (long long)r.busy_units,
+		 (long long)r.baseline_units, (long long)r.idle_units);
 }
 
 static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_confidence to,
@@ -244,7 +259,9 @@ static int push_change(struct confidence *c, uint32_t di, uint64_t ts, enum pb_c
 			      "; first sample: tid %u instance 0x%llx %s not seen, call %llu ns",
 			      s->hdr.tid, (unsigned long long)s->instance,
 			      effect_name(s->detail & 0xff), (unsigned long long)s->new_generation);
-	if (s && inv == PB_INV_PREDICTION_FAILED && n > 0 && (size_t)n < sizeof(ch->reason))
+	if (inv == CONFIDENCE_INV_RELEASE_MISSING && n > 0 && (size_t)n < sizeof(ch->reason))
+		release_note(c, di, ch->reason + n, sizeof(ch->reason) - (size_t)n);
+	else if (s && inv == PB_INV_PREDICTION_FAILED && n > 0 && (size_t)n < sizeof(ch->reason))
 		moved_note(d, ch->reason + n, sizeof(ch->reason) - (size_t)n);
 	else if (s && n > 0 && (size_t)n < sizeof(ch->reason))
 		snprintf(ch->reason + n, sizeof(ch->reason) - (size_t)n,
@@ -316,7 +333,7 @@ static int judge(struct confidence *c, uint32_t di, uint64_t ts, const struct wi
 	double rate, pred_rate = 0;
 	char why[128];
 
-	for (k = 0; k < PB_INV_SLOTS; k++) {
+	for (k = 0; k < CONFIDENCE_INV_SLOTS; k++) {
 		if (k == PB_INV_PREDICTION_FAILED)
 			continue;
 		inv_total += w->viol[k];
@@ -380,15 +397,15 @@ static void take_counters(struct confidence *c, uint32_t di, const struct pb_des
 			  bool in_grace)
 {
 	struct desc_state *d = &c->d[di];
-	uint64_t events = cs->events, viol[PB_INV_SLOTS];
+	uint64_t events = cs->events, viol[CONFIDENCE_INV_SLOTS] = { 0 };
 	int k;
 
-	memcpy(viol, cs->violations, sizeof(viol));
+	memcpy(viol, cs->violations, sizeof(cs->violations));
 	leak_model__adjust(c->leak, di, &events, viol);
 	/* counters are cumulative; a smaller value is a restart: rebase */
 	if (events < d->last_events)
 		d->base_events = d->last_events = 0;
-	for (k = 0; k < PB_INV_SLOTS; k++) {
+	for (k = 0; k < CONFIDENCE_INV_SLOTS; k++) {
 		uint64_t v = viol[k];
 
 		if (v < d->last_viol[k])
@@ -437,7 +454,7 @@ int confidence__snapshot_res(struct confidence *c, uint64_t ts_ns,
 		w.ev = d->last_events - d->base_events;
 		if (w.ev < c->o.min_events)
 			continue;	/* not enough evidence yet: the window stays open */
-		for (k = 0; k < PB_INV_SLOTS; k++) {
+		for (k = 0; k < CONFIDENCE_INV_SLOTS; k++) {
 			uint64_t v = d->last_viol[k] - d->graced[k];
 
 			w.viol[k] = v > d->base_viol[k] ? v - d->base_viol[k] : 0;
@@ -484,7 +501,7 @@ enum pb_confidence confidence__initial(const struct confidence *c, uint32_t di)
 
 uint64_t confidence__violations(const struct confidence *c, uint32_t di, int inv)
 {
-	if (!c || di >= c->n_desc || inv < 0 || inv >= PB_INV_SLOTS)
+	if (!c || di >= c->n_desc || inv < 0 || inv >= CONFIDENCE_INV_SLOTS)
 		return 0;
 	return c->d[di].last_viol[inv] - c->d[di].graced[inv];
 }
@@ -562,4 +579,10 @@ size_t confidence__n_desc(const struct confidence *c)
 bool confidence__leak(const struct confidence *c, uint32_t di, struct confidence_leak *out)
 {
 	return leak_model__get(c ? c->leak : NULL, di, out);
+}
+
+bool confidence__release(const struct confidence *c, uint32_t di,
+			 struct confidence_release *out)
+{
+	return leak_model__release(c ? c->leak : NULL, di, out);
 }

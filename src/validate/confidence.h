@@ -79,6 +79,29 @@ struct confidence_leak {
 	uint64_t ts_ns;			/* snapshot that closed that window */
 };
 
+/* The release test of one RELEASE descriptor's resource
+ * (confidence__release, docs/validation.md "Missing RELEASEs"; shared
+ * resources): of the units held two snapshots back, those still held and
+ * idle since the previous one are leak candidates; the rest were released
+ * or touched since. Holds in flight explain a bounded amount of the rest;
+ * its growth beyond the first test's level is RELEASEs the model does not
+ * see (or a leak on instances still in use: not told apart), charged to
+ * the resource's RELEASE descriptors as release_missing. */
+struct confidence_release {
+	uint64_t tested;		/* snapshots the test ran at */
+	uint64_t untested;		/* snapshots it could not: no earlier snapshot in the
+					 * engine's idle memory (PB_IDLE_SLOTS), no idle data */
+	uint64_t charged;		/* missing RELEASEs charged to this descriptor */
+	uint64_t charged_units;		/* growth charged to the resource's RELEASEs (units) */
+	int64_t baseline_units;		/* busy units at the first test: not charged */
+	int64_t held_units;		/* latest: units held two snapshots back */
+	int64_t idle_units;		/* of which still held and idle since (leak candidates) */
+	int64_t busy_units;		/* of which released or touched since */
+	uint64_t threshold_ns;		/* the leak threshold T (0: too few completed holds) */
+	uint64_t age_ns;		/* how far the latest test looked back */
+	uint64_t ts_ns;			/* latest test */
+};
+
 /* The clean evidence behind a descriptor's state (confidence__evidence). */
 struct confidence_evidence {
 	uint64_t windows;		/* windows closed (judged) */
@@ -96,6 +119,11 @@ struct confidence_evidence {
 
 /* record and report use this grace for an attach to a running process */
 #define CONFIDENCE_ATTACH_GRACE_NS	1000000000ull
+
+/* Invariants the controller judges: the engine's (PB_INV_*) and one
+ * judged in user space only, from the snapshots (no BPF slot, no sample). */
+#define CONFIDENCE_INV_RELEASE_MISSING	PB_INV_SLOTS
+#define CONFIDENCE_INV_SLOTS		(PB_INV_SLOTS + 1)
 
 #define CONFIDENCE_SAMPLES	3	/* samples kept per descriptor */
 #define CONFIDENCE_REASON_MAX	384
@@ -139,9 +167,15 @@ int confidence__snapshot_res(struct confidence *c, uint64_t ts_ns,
 bool confidence__leak(const struct confidence *c, uint32_t descriptor,
 		      struct confidence_leak *out);
 
+/* The release test of descriptor di's resource; true when it is a RELEASE
+ * whose resource the test covers (out zeroed otherwise). */
+bool confidence__release(const struct confidence *c, uint32_t descriptor,
+			 struct confidence_release *out);
+
 enum pb_confidence confidence__state(const struct confidence *c, uint32_t descriptor);
 enum pb_confidence confidence__initial(const struct confidence *c, uint32_t descriptor);
-/* Cumulative violations of one invariant (as last seen, after the grace). */
+/* Cumulative violations of one invariant (as last seen, after the grace);
+ * invariant < CONFIDENCE_INV_SLOTS (release_missing included). */
 uint64_t confidence__violations(const struct confidence *c, uint32_t descriptor, int invariant);
 uint64_t confidence__events(const struct confidence *c, uint32_t descriptor);
 /* Cross-layer predictions of one effect (enum pb_effect) as last seen:

@@ -25,6 +25,15 @@ struct leak_desc {
 	struct held_window q[LEAK_PENDING];
 	uint32_t n;
 	struct confidence_leak out;
+	double missing;		/* RELEASE: missing RELEASEs charged to it (cumulative) */
+};
+
+/* One snapshot as the release test remembers it. */
+struct rel_point {
+	uint64_t ts;
+	int64_t units;		/* outstanding units */
+	uint64_t acq_units;	/* cumulative units ACQUIREd */
+	int64_t exit_units;	/* units ended with their process (cumulative) */
 };
 
 struct leak_res {
@@ -38,6 +47,15 @@ struct leak_res {
 	uint64_t expect_ns;	/* longest `expect ... within` of its events */
 	uint64_t holds[PB_HIST_BUCKETS];	/* completed hold times (its RELEASEs) */
 	struct pb_res_stats now;
+	/* the release test: on when it is shared, has an ACQUIRE and a
+	 * RELEASE and is no credit (consumed by design) */
+	bool has_rel, rt_on, rt_based;
+	uint64_t acq_units, acq_events, rel_events;	/* this snapshot's cumulative */
+	struct rel_point pts[PB_IDLE_SLOTS + 1];	/* newest first */
+	uint32_t n_pts;
+	int64_t high;		/* high-water mark of the busy units */
+	int64_t busy_prev[LEAK_BUSY_RUN - 1];	/* the previous tests' busy units */
+	struct confidence_release rel;
 };
 
 struct leak_model {
@@ -82,8 +100,10 @@ struct leak_model *leak_model__new(const struct manifest *m, const uint32_t *des
 			r->has_use = true;
 		if (ev->kind == PB_EV_ACQUIRE && !r->first_acq)
 			r->first_acq = (int)i + 1;	/* +1 until the end of the loop */
-		if (ev->kind == PB_EV_RELEASE)
+		if (ev->kind == PB_EV_RELEASE) {
 			lm->d[i].release_of = ev->resource_idx;
+			r->has_rel = true;
+		}
 		for (k = 0; k < ev->n_expect; k++)
 			if (ev->expect[k].within_ns > r->expect_ns)
 				r->expect_ns = ev->expect[k].within_ns;
@@ -93,8 +113,14 @@ struct leak_model *leak_model__new(const struct manifest *m, const uint32_t *des
 		r->on = true;
 		r->capacity = m->resources[ev->resource_idx].capacity;
 	}
-	for (i = 0; i < lm->n_res; i++)
+	for (i = 0; i < lm->n_res; i++) {
 		lm->r[i].first_acq--;
+		/* shared only: on an exclusive resource a RELEASE the model
+		 * misses shows at the next ACQUIRE (acquire_active) */
+		lm->r[i].rt_on = lm->r[i].first_acq >= 0 && lm->r[i].has_rel &&
+				 m->resources[i].shared &&
+				 m->resources[i].class != PB_CLASS_CREDIT;
+	}
 	return lm;
 }
 
@@ -167,6 +193,152 @@ static void coupling(struct leak_model *lm, const struct pb_desc_stats *desc, si
 	}
 }
 
+/* The leak threshold T of a resource (ns), and the hold-time edge it
+ * comes from; 0 when its completed holds are too few to tell. */
+static uint64_t threshold(const struct leak_res *r, uint64_t *edge)
+{
+	uint64_t n = 0, sum = 0, t;
+	size_t b;
+
+	for (b = 0; b < PB_HIST_BUCKETS; b++)
+		n += r->holds[b];
+	*edge = 0;
+	if (n < LEAK_MIN_HOLDS)
+		return 0;
+	for (b = 0; b < PB_HIST_BUCKETS; b++) {
+		sum += r->holds[b];
+		if ((double)sum >= LEAK_QUANTILE * (double)n)
+			break;
+	}
+	*edge = 1ull << (b + 1 < 62 ? b + 1 : 62);
+	t = *edge << LEAK_FACTOR_LOG2;
+	return t > r->expect_ns ? t : r->expect_ns;
+}
+
+/* The release test's sums of this snapshot: per resource, the cumulative
+ * units and events of its ACQUIREs and the events of its RELEASEs. */
+static void release_sums(struct leak_model *lm, const struct pb_desc_stats *desc, size_t n_desc)
+{
+	size_t i;
+
+	for (i = 0; i < lm->n_res; i++)
+		lm->r[i].acq_units = lm->r[i].acq_events = lm->r[i].rel_events = 0;
+	for (i = 0; i < n_desc && i < lm->n_desc; i++) {
+		const struct leak_desc *d = &lm->d[i];
+		struct leak_res *r = d->kind_res >= 0 ? &lm->r[d->kind_res] : NULL;
+
+		if (r && d->kind == PB_EV_ACQUIRE) {
+			r->acq_units += desc[i].units;
+			r->acq_events += desc[i].events;
+		} else if (r && d->kind == PB_EV_RELEASE) {
+			r->rel_events += desc[i].events;
+		}
+	}
+}
+
+/* Charge `events` missing RELEASEs of resource ri to its RELEASE
+ * descriptors, in proportion to the RELEASEs each saw (the test cannot
+ * tell which one misses them). */
+static void release_charge(struct leak_model *lm, size_t ri, double events,
+			   const struct pb_desc_stats *desc, size_t n_desc)
+{
+	const struct leak_res *r = &lm->r[ri];
+	size_t i, n_rel = 0;
+
+	for (i = 0; i < n_desc && i < lm->n_desc; i++)
+		if (lm->d[i].kind_res == (int)ri && lm->d[i].kind == PB_EV_RELEASE)
+			n_rel++;
+	for (i = 0; i < n_desc && i < lm->n_desc; i++) {
+		if (lm->d[i].kind_res != (int)ri || lm->d[i].kind != PB_EV_RELEASE)
+			continue;
+		lm->d[i].missing += r->rel_events ?
+			events * (double)desc[i].events / (double)r->rel_events :
+			events / (double)n_rel;
+	}
+}
+
+/* The idle slot of the previous snapshot (-1: no idle data). The units
+ * held are read after a snapshot's time: holdings that came in between
+ * are not idle since that time even when they are leaks, so the test
+ * takes the units held two snapshots back (all acquired before the
+ * previous snapshot's time) against the holdings idle since the previous
+ * one. */
+static int release_lookback(const struct leak_res *r)
+{
+	int k;
+
+	if (r->n_pts < 3)
+		return -1;
+	for (k = 0; k < PB_IDLE_SLOTS; k++)
+		if (r->now.idle_ts[k] && r->now.idle_ts[k] == r->pts[1].ts)
+			return k;
+	return -1;
+}
+
+/* One snapshot of the release test on resource ri (leak_int.h): of the
+ * units held two snapshots back, those not idle since the previous one
+ * (and not ended with their process) were released or touched since.
+ * Holds in flight explain a bounded amount; a growth of it is RELEASEs
+ * the model misses. */
+static void release_test(struct leak_model *lm, size_t ri, const struct pb_desc_stats *desc,
+			 size_t n_desc)
+{
+	struct leak_res *r = &lm->r[ri];
+	uint64_t edge;
+	int64_t held, idle, busy, level;
+	int j, k, i;
+
+	if (r->n_pts && (r->acq_units < r->pts[0].acq_units || lm->ts <= r->pts[0].ts)) {
+		r->n_pts = 0;	/* counters restarted: start over */
+		r->rt_based = false;
+	}
+	memmove(r->pts + 1, r->pts, PB_IDLE_SLOTS * sizeof(r->pts[0]));
+	r->pts[0] = (struct rel_point){ lm->ts, r->now.outstanding_units, r->acq_units,
+					r->now.exit_units };
+	if (r->n_pts < PB_IDLE_SLOTS + 1)
+		r->n_pts++;
+	k = release_lookback(r);
+	j = 2;
+	if (k < 0) {
+		r->rel.untested++;
+		return;
+	}
+	held = r->pts[j].units > 0 ? r->pts[j].units : 0;
+	idle = r->now.idle_units[k] > 0 ? r->now.idle_units[k] : 0;
+	idle = idle < held ? idle : held;
+	busy = held - idle - (r->now.exit_units - r->pts[j].exit_units);
+	busy = busy > 0 ? busy : 0;
+	r->rel.tested++;
+	r->rel.held_units = held;
+	r->rel.idle_units = idle;
+	r->rel.busy_units = busy;
+	r->rel.threshold_ns = threshold(r, &edge);
+	r->rel.age_ns = lm->ts - r->pts[j].ts;
+	r->rel.ts_ns = lm->ts;
+	if (!r->rt_based) {
+		r->rt_based = true;
+		r->high = r->rel.baseline_units = busy;
+		for (i = 0; i < LEAK_BUSY_RUN - 1; i++)
+			r->busy_prev[i] = busy;
+		return;
+	}
+	/* a level held at LEAK_BUSY_RUN tests in a row, not one snapshot's
+	 * holds in flight */
+	level = busy;
+	for (i = 0; i < LEAK_BUSY_RUN - 1; i++)
+		level = r->busy_prev[i] < level ? r->busy_prev[i] : level;
+	memmove(r->busy_prev + 1, r->busy_prev, (LEAK_BUSY_RUN - 2) * sizeof(r->busy_prev[0]));
+	r->busy_prev[0] = busy;
+	busy = level;
+	if (busy <= r->high)
+		return;
+	r->rel.charged_units += (uint64_t)(busy - r->high);
+	release_charge(lm, ri, (double)(busy - r->high) *
+		       (r->acq_units ? (double)r->acq_events / (double)r->acq_units : 1.0),
+		       desc, n_desc);
+	r->high = busy;
+}
+
 void leak_model__snapshot(struct leak_model *lm, uint64_t ts, const struct pb_desc_stats *desc,
 			  size_t n_desc, const struct pb_res_stats *res, size_t n_res)
 {
@@ -190,28 +362,12 @@ void leak_model__snapshot(struct leak_model *lm, uint64_t ts, const struct pb_de
 		for (b = 0; b < PB_HIST_BUCKETS; b++)
 			lm->r[lm->d[i].release_of].holds[b] += desc[i].hist[b];
 	}
-}
-
-/* The leak threshold T of a resource (ns), and the hold-time edge it
- * comes from; 0 when its completed holds are too few to tell. */
-static uint64_t threshold(const struct leak_res *r, uint64_t *edge)
-{
-	uint64_t n = 0, sum = 0, t;
-	size_t b;
-
-	for (b = 0; b < PB_HIST_BUCKETS; b++)
-		n += r->holds[b];
-	*edge = 0;
-	if (n < LEAK_MIN_HOLDS)
-		return 0;
-	for (b = 0; b < PB_HIST_BUCKETS; b++) {
-		sum += r->holds[b];
-		if ((double)sum >= LEAK_QUANTILE * (double)n)
-			break;
-	}
-	*edge = 1ull << (b + 1 < 62 ? b + 1 : 62);
-	t = *edge << LEAK_FACTOR_LOG2;
-	return t > r->expect_ns ? t : r->expect_ns;
+	if (!desc || !res)
+		return;	/* no gauges: the release test has nothing to look at */
+	release_sums(lm, desc, n_desc);
+	for (i = 0; i < lm->n_res && i < n_res; i++)
+		if (lm->r[i].rt_on)
+			release_test(lm, i, desc, n_desc);
 }
 
 enum settle { SETTLE_WAIT, SETTLE_LEAK, SETTLE_MODEL, SETTLE_GONE };
@@ -297,7 +453,7 @@ bool leak_model__get(const struct leak_model *lm, uint32_t di, struct confidence
 }
 
 void leak_model__adjust(const struct leak_model *lm, uint32_t di, uint64_t *events,
-			uint64_t viol[PB_INV_SLOTS])
+			uint64_t viol[CONFIDENCE_INV_SLOTS])
 {
 	const struct leak_desc *d;
 
@@ -310,4 +466,23 @@ void leak_model__adjust(const struct leak_model *lm, uint32_t di, uint64_t *even
 						   d->excused_rna : viol[PB_INV_RELEASE_NOT_ACTIVE];
 	viol[PB_INV_USE_NOT_ACQUIRED] -= d->excused_una < viol[PB_INV_USE_NOT_ACQUIRED] ?
 						 d->excused_una : viol[PB_INV_USE_NOT_ACQUIRED];
+	/* RELEASEs that happened unobserved: events, and evidence */
+	*events += (uint64_t)d->missing;
+	viol[CONFIDENCE_INV_RELEASE_MISSING] += (uint64_t)d->missing;
+}
+
+bool leak_model__release(const struct leak_model *lm, uint32_t di,
+			 struct confidence_release *out)
+{
+	const struct leak_desc *d;
+
+	memset(out, 0, sizeof(*out));
+	if (!lm || di >= lm->n_desc)
+		return false;
+	d = &lm->d[di];
+	if (d->kind != PB_EV_RELEASE || d->kind_res < 0 || !lm->r[d->kind_res].rt_on)
+		return false;
+	*out = lm->r[d->kind_res].rel;
+	out->charged = (uint64_t)d->missing;
+	return true;
 }

@@ -16,7 +16,20 @@
  * engine's PB_IDLE_SLOTS snapshots of memory, no idle data), the
  * violations are charged to the model as before. Holdings that ended with
  * their process before the test (exit_ended grew) cannot be told apart:
- * their violations are counted untested, charged to neither. */
+ * their violations are counted untested, charged to neither.
+ *
+ * The release test (docs/validation.md "Missing RELEASEs") covers what
+ * over_capacity and acquire_active cannot see (on `shared: true`
+ * resources, those with an ACQUIRE and a RELEASE, not credit): at each
+ * snapshot, of the units held two snapshots back, those still held and
+ * idle since the previous one are leak candidates, those that ended with their process are
+ * set apart, and the rest ("busy") were released or touched since. Holds
+ * in flight explain a bounded busy level; its growth beyond its high-water
+ * mark (the first test's level is the baseline, never charged; a level
+ * counts once it held at LEAK_BUSY_RUN tests in a row) is RELEASEs the
+ * model does not see, or a leak on instances still in use (not told
+ * apart), charged in RELEASE events (units x ACQUIRE events / units) to
+ * the resource's RELEASE descriptors as release_missing. */
 #ifndef PROBITY_LEAK_INT_H
 #define PROBITY_LEAK_INT_H
 
@@ -31,6 +44,7 @@
 #define LEAK_QUANTILE		0.999	/* of the completed hold times */
 #define LEAK_FACTOR_LOG2	4	/* T = 2^4 x that bucket's upper edge */
 #define LEAK_PENDING		(2 * PB_IDLE_SLOTS)	/* held-back windows per descriptor */
+#define LEAK_BUSY_RUN		2	/* release test: tests a busy level must last */
 
 struct leak_model;
 
@@ -53,9 +67,16 @@ uint64_t leak_model__window(struct leak_model *lm, uint32_t di, uint64_t ts, uin
 /* The coupled-descriptor view of di's cumulative counters (in place):
  * acquisitions inferred from RELEASEs of instances never acquired
  * (acquire_bypassed, counted as events and as that invariant of the
- * ACQUIRE descriptor) and the RELEASE/USE violations they explain. */
+ * ACQUIRE descriptor) and the RELEASE/USE violations they explain; and
+ * the RELEASEs the release test found missing (release_missing, counted as
+ * events and as that invariant of a RELEASE descriptor). */
 void leak_model__adjust(const struct leak_model *lm, uint32_t di, uint64_t *events,
-			uint64_t viol[PB_INV_SLOTS]);
+			uint64_t viol[CONFIDENCE_INV_SLOTS]);
+
+/* The release test of descriptor di's resource (false: di is no RELEASE
+ * the test covers). */
+bool leak_model__release(const struct leak_model *lm, uint32_t di,
+			 struct confidence_release *out);
 
 /* What the hypothesis concluded for descriptor di (false: never tested
  * true). */

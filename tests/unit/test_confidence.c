@@ -514,3 +514,94 @@ TEST(test_leak_hypothesis_off_without_manifest_or_idle_data)
 	ASSERT_FALSE(confidence__leak(c, 0, &l));
 	confidence__free(c);
 }
+
+/* The release test (docs/validation.md "Missing RELEASEs"): the same
+ * resource, shared, no capacity. Each snapshot: 100 ACQUIREs, 80 RELEASEs,
+ * so 20 more units held; `idle` says whether the holdings of the previous
+ * snapshot (but 2 in flight) stay idle since (a leak) or are all touched
+ * again (RELEASEs the model does not see). */
+static struct pb_resource rel_res = { .name = "r", .shared = true };
+static struct manifest rel_m = { .resources = &rel_res, .n_resources = 1,
+				 .events = leak_ev, .n_events = ND };
+
+static int rel_step(struct confidence *c, struct feed *f, struct pb_res_stats *r,
+		    uint64_t prev[PB_IDLE_SLOTS], bool idle)
+{
+	int64_t held = r->outstanding_units;
+	int k;
+
+	f->s[0].events += 100;
+	f->s[0].units += 100;
+	f->s[1].events += 80;
+	f->s[1].hist[10] += 80;
+	f->ts += 250000000ull;
+	memset(r, 0, sizeof(*r));
+	r->outstanding_units = held + 20;
+	for (k = 0; k < PB_IDLE_SLOTS; k++) {
+		r->idle_ts[k] = prev[k];
+		/* idle since an older snapshot: fewer (the leak grew since) */
+		r->idle_units[k] = prev[k] && idle && held - 2 - 20 * k > 0 ? held - 2 - 20 * k : 0;
+		r->idle_n[k] = (uint64_t)r->idle_units[k];
+	}
+	memmove(prev + 1, prev, (PB_IDLE_SLOTS - 1) * sizeof(*prev));
+	prev[0] = f->ts;
+	return confidence__snapshot_res(c, f->ts, f->s, ND, r, 1);
+}
+
+TEST(test_busy_growth_is_missing_releases)
+{
+	struct confidence_opts o = { .manifest = &rel_m };
+	struct confidence *c = confidence__new(ND, NULL, &o);
+	struct confidence_release rt;
+	struct pb_res_stats r = { 0 };
+	uint64_t prev[PB_IDLE_SLOTS] = { 0 };
+	struct feed f = { 0 };
+	const char *why;
+	int i;
+
+	ASSERT_NOT_NULL(c);
+	for (i = 0; i < 8; i++)
+		rel_step(c, &f, &r, prev, false);
+	ASSERT_EQ(confidence__state(c, 0), PB_CONF_VALIDATED);
+	ASSERT_EQ(confidence__state(c, 1), PB_CONF_STALE);
+	ASSERT_TRUE(confidence__violations(c, 1, CONFIDENCE_INV_RELEASE_MISSING) >= 40);
+	why = confidence__reason(c, 1);
+	ASSERT_NOT_NULL(why);
+	ASSERT_TRUE(strstr(why, "release_missing") != NULL);
+	ASSERT_TRUE(confidence__release(c, 1, &rt));
+	ASSERT_EQ(rt.untested, 2);	/* it looks two snapshots back */
+	ASSERT_EQ(rt.tested, 6);
+	ASSERT_EQ(rt.baseline_units, 20);
+	/* busy (held two snapshots back, none idle) 20 (baseline), 40 ..
+	 * 120; a level counts once held at 2 tests in a row: 40, 60, 80,
+	 * 100 at the last four, 20 each */
+	ASSERT_EQ(rt.charged_units, 80);
+	ASSERT_EQ(rt.charged, 80);
+	ASSERT_EQ(rt.idle_units, 0);
+	ASSERT_FALSE(confidence__release(c, 0, &rt));	/* an ACQUIRE */
+	confidence__free(c);
+}
+
+TEST(test_idle_growth_is_a_leak_not_missing_releases)
+{
+	struct confidence_opts o = { .manifest = &rel_m };
+	struct confidence *c = confidence__new(ND, NULL, &o);
+	struct confidence_release rt;
+	struct pb_res_stats r = { 0 };
+	uint64_t prev[PB_IDLE_SLOTS] = { 0 };
+	struct feed f = { 0 };
+	size_t n;
+	int i;
+
+	ASSERT_NOT_NULL(c);
+	for (i = 0; i < 12; i++)
+		rel_step(c, &f, &r, prev, true);
+	confidence__changes(c, &n);
+	ASSERT_EQ(n, 0);
+	ASSERT_EQ(confidence__violations(c, 1, CONFIDENCE_INV_RELEASE_MISSING), 0);
+	ASSERT_TRUE(confidence__release(c, 1, &rt));
+	ASSERT_EQ(rt.charged, 0);
+	ASSERT_EQ(rt.busy_units, 0);
+	ASSERT_EQ(rt.idle_units, 200);	/* all 200 held two snapshots back */
+	confidence__free(c);
+}
