@@ -3,6 +3,7 @@
 """score.py: score the four arms of bench/realmut.sh (issue 15).
 
     score.py --cells DIR --mutations mutations.json --variants "clean ..." -o OUT
+    score.py --cell DIR/V.ARM     (score one finished cell into its cache)
 
 DIR holds one directory per run (bench/realmut.sh writes them):
   V.ARM/      ARM in usdt, manifest, sysonly: rec/*.bin (the compiled-in
@@ -18,6 +19,7 @@ benchmark (issue 15)"). tests/cli/realmut_smoke.sh runs this on the
 fixture tests/fixtures/realmut/ and checks that it can fail.
 """
 import argparse
+import hashlib
 import json
 import multiprocessing
 import os
@@ -431,6 +433,31 @@ def score_cell(cdir, arm):
     }
 
 
+def scorer_key():
+    """Cached cell scores are this scorer's only: keyed by its own text."""
+    with open(os.path.abspath(__file__), 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()[:12]
+
+
+def score_cell_cached(cdir, arm, key):
+    """score_cell, kept in CELL/score.KEY.json (newer than the cell's
+    script.jsonl) so that `score.py --cell` can score a finished cell while
+    the benchmark runs the next ones; the result is the same either way."""
+    cache = os.path.join(cdir, 'score.%s.%s.json' % (arm, key))
+    src = os.path.join(cdir, 'script.jsonl')
+    try:
+        if os.path.getmtime(cache) >= os.path.getmtime(src):
+            with open(cache) as f:
+                return json.load(f)
+    except (OSError, ValueError):
+        pass
+    c = score_cell(cdir, arm)
+    with open(cache + '.tmp', 'w') as f:
+        json.dump(c, f)
+    os.replace(cache + '.tmp', cache)
+    return c
+
+
 def diagnosis(cell, mut):
     """right / wrong / unknown, against the measured truth and the
     mutation's known effect: a leak finding is always wrong (every variant
@@ -517,10 +544,11 @@ def machine():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--cells', required=True)
-    ap.add_argument('--mutations', required=True)
-    ap.add_argument('--variants', required=True)
-    ap.add_argument('-o', '--output', required=True)
+    ap.add_argument('--cell', help='score one finished cell V.ARM into its cache, nothing else')
+    ap.add_argument('--cells')
+    ap.add_argument('--mutations')
+    ap.add_argument('--variants')
+    ap.add_argument('-o', '--output')
     for k in ('run-s', 'clients', 'scale', 'rounds', 'elapsed'):
         ap.add_argument('--' + k, type=int, default=None)
     ap.add_argument('--shared-buffers', default=None)
@@ -528,14 +556,20 @@ def main():
     ap.add_argument('--loadavg-start', default=None)
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()
+    if not a.cell and not (a.cells and a.mutations and a.variants and a.output):
+        ap.error('--cells, --mutations, --variants and -o are required (or --cell)')
+    if a.cell:
+        score_cell_cached(a.cell, os.path.basename(a.cell).split('.', 1)[1], scorer_key())
+        return 0
     muts = {m['name']: m for m in read_json(a.mutations)['mutations']}
     cells, per_arm = [], {}
     # each cell is read whole (a 10 s tpcb run's trace is ~400 MB of
     # script lines): score them in parallel, one process per CPU
     todo = [(os.path.join(a.cells, v + '.' + arm), arm) for v in a.variants.split()
             for arm in ARMS if os.path.isdir(os.path.join(a.cells, v + '.' + arm))]
-    with multiprocessing.Pool(max(1, min(a.jobs, len(todo)))) as pool:
-        scored = dict(zip(todo, pool.starmap(score_cell, todo)))
+    key = scorer_key()
+    with multiprocessing.Pool(max(1, min(a.jobs, len(todo) or 1))) as pool:
+        scored = dict(zip(todo, pool.starmap(score_cell_cached, [t + (key,) for t in todo])))
     for v in a.variants.split():
         mut = muts.get(v, {})
         for arm in ARMS:
