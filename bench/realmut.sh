@@ -10,11 +10,12 @@
 #
 #   bench/realmut.sh            (root; BUILD=DIR, default build)
 #
-# Run time on the 2-vCPU test VM: the first PostgreSQL build 10-30 min
-# (cached afterwards under $REALMUT_CACHE), each variant build ~1-3 min
-# (cached by patch hash; rename_release ~15 min: it recompiles every
-# backend file naming ReleaseBuffer), then about 40 s per variant and arm
-# (4 arms) and 2 min per overhead round: ~20 min with a warm cache.
+# Run time on the 2-vCPU test VM: the first PostgreSQL build 5-30 min
+# (cached afterwards under $REALMUT_CACHE), each variant build seconds to
+# a few minutes (cached by patch hash; rename_release recompiles every
+# backend file naming ReleaseBuffer), then 35-50 s per variant and arm
+# (6 variants, 4 arms), ~30 s per overhead mode and round, and the
+# scoring: 25 min with a warm cache (2026-12-02, load average 15-29).
 # Not in CI (it builds PostgreSQL); tests/cli/realmut_smoke.sh checks the
 # scorer instead.
 #

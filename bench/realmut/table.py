@@ -35,7 +35,7 @@ def main():
         st = c['stale']
         why = (st.get('reason') or '')[:90]
         s = c.get('sites', {})
-        li = c.get('lifetime_identity')
+        li = c.get('lifetime_identity') if st['state'] != 'refused' else None
         print('| %s | %s | %s%s | %s | %s | %s | %s | %s | %s | %s |' % (
             c['variant'], c['arm'], st['state'], ' (%s)' % why if why else '',
             pr(s.get('pin')), pr(s.get('unpin')), pr(s.get('lock')), pr(s.get('unlock')),
