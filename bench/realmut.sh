@@ -10,11 +10,12 @@
 #
 #   bench/realmut.sh            (root; BUILD=DIR, default build)
 #
-# Run time on the 2-vCPU test VM: the first PostgreSQL build 10-30 min
-# (cached afterwards under $REALMUT_CACHE), each variant build ~1-3 min
-# (cached by patch hash; rename_release ~15 min: it recompiles every
-# backend file naming ReleaseBuffer), then about 40 s per variant and arm
-# (4 arms) and 2 min per overhead round: ~20 min with a warm cache.
+# Run time on the 2-vCPU test VM: the first PostgreSQL build 5-30 min
+# (cached afterwards under $REALMUT_CACHE), each variant build seconds to
+# a few minutes (cached by patch hash; rename_release recompiles every
+# backend file naming ReleaseBuffer), then 35-50 s per variant and arm
+# (6 variants, 4 arms), ~30 s per overhead mode and round, and the
+# scoring: 25 min with a warm cache (2026-12-02, load average 15-29).
 # Not in CI (it builds PostgreSQL); tests/cli/realmut_smoke.sh checks the
 # scorer instead.
 #
@@ -22,8 +23,15 @@
 # install) is copied for every run, so every run starts alike: its own
 # temp copy, a free loopback port, user postgres, shared_buffers
 # SHARED_BUFFERS (small, so buffers are evicted), its own cgroup, stopped
-# by the trap on every path; the load is `pgbench -n -S -c CLIENTS -T
-# RUN_S` (127.0.0.1 socket dir only, bounded in time).
+# by the trap on every path; the load is `pgbench -n -c CLIENTS -T RUN_S`
+# (tpcb-like: updates, so victims are dirty; REALMUT_MODE=select adds -S;
+# 127.0.0.1 socket dir only, bounded in time). Cross-layer evidence needs
+# real block I/O: the copy's files are evicted from the page cache before
+# the load and every 0.2 s during it (bench/realmut/evict.py, that
+# directory's files only), so buffer misses read from disk; fsync=on with
+# backend_flush_after=1 and bgwriter_flush_after=1 makes whoever writes a
+# dirty buffer also issue its block write (sync_file_range), and
+# synchronous_commit=off keeps commit-time WAL flushes out of the backends.
 # Per variant, three runs of the variant's instr binary with the
 # compiled-in recorder on (DATADIR/realmut_rec: the ground truth of that
 # very run), each under one probity arm (`record --cgroup --rebind
@@ -39,20 +47,28 @@
 # (plain, buffer.yaml --rebind, no --events), sysonly (plain).
 # Knobs: REALMUT_VARIANTS, REALMUT_RUN_S (10), REALMUT_CLIENTS (4),
 # REALMUT_SCALE (10), REALMUT_ROUNDS (2), REALMUT_SHARED_BUFFERS (16MB),
+# REALMUT_MODE (tpcb | select), REALMUT_EVICT (1; 0 = warm page cache),
 # REALMUT_OUT (bench/results/realmut.json), REALMUT_CACHE, REALMUT_CELLS,
 # REALMUT_ARMS (usdt manifest manifest_sym sysonly).
 set -eu
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# background workers at their defaults (the bgwriter's 200 ms rounds
+# matter here: flush_handoff leaves writes to it), no autovacuum, no timed
+# checkpoint; the I/O settings above
+PG_OPTS=${PG_OPTS:--c autovacuum=off -c checkpoint_timeout=3600 -c fsync=on -c synchronous_commit=off -c backend_flush_after=1 -c bgwriter_flush_after=1}
 . bench/real/lib.sh
-VARIANTS=${REALMUT_VARIANTS:-clean move_release inline_read reuse_handle rename_release}
+VARIANTS=${REALMUT_VARIANTS:-clean move_release inline_read reuse_handle flush_handoff rename_release}
 RUN_S=${REALMUT_RUN_S:-10}
 CLIENTS=${REALMUT_CLIENTS:-4}
 SCALE=${REALMUT_SCALE:-10}
 ROUNDS=${REALMUT_ROUNDS:-2}
 ARMS=${REALMUT_ARMS:-usdt manifest manifest_sym sysonly}
 SB=${REALMUT_SHARED_BUFFERS:-16MB}
+MODE=${REALMUT_MODE:-tpcb}
+EVICT=${REALMUT_EVICT:-1}
+case $MODE in tpcb) MODE_ARG="" ;; select) MODE_ARG="-S" ;; *) say "REALMUT_MODE: tpcb or select, not $MODE"; exit 2 ;; esac
 OUT=${REALMUT_OUT:-bench/results/realmut.json}
 CACHE=${REALMUT_CACHE:-/var/cache/probity-realmut}
 export REALMUT_CACHE=$CACHE
@@ -63,6 +79,7 @@ say() { printf 'bench/realmut: %s\n' "$*" >&2; }
 [ "$(id -u)" -eq 0 ] || { say "needs root (BPF, builds); nothing measured"; exit 1; }
 [ -x "$P" ] || { say "missing $P (make)"; exit 1; }
 T0=$(date +%s)
+LA0=$(cat /proc/loadavg)
 
 # 1. builds (cached)
 say "building variants: $VARIANTS"
@@ -90,8 +107,8 @@ rm_start() {
 	# shellcheck disable=SC2016,SC2086
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" \
 		runuser -u postgres -- "$1/postgres" -D "$2" -p "$PORT" -k "$W" \
-		-c listen_addresses=127.0.0.1 -c max_connections=40 -c fsync=off \
-		-c shared_buffers="$SB" $PG_OPTS >"$2.log" 2>&1 &
+		-c listen_addresses=127.0.0.1 -c max_connections=40 \
+		-c shared_buffers="$SB" $PG_OPTS ${RM_EXTRA:-} >"$2.log" 2>&1 &
 	i=0 PM=""
 	while [ $i -lt 1200 ]; do
 		if [ -f "$2/postmaster.pid" ] && [ "$(sed -n 8p "$2/postmaster.pid" | tr -d ' ')" = ready ]; then
@@ -109,9 +126,16 @@ rm_stop() {
 	i=0
 	while kill -0 "$PM" 2>/dev/null && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
 }
-rm_bench() { # OUT: the bounded load
-	runuser -u postgres -- "$PG_BIN/pgbench" -h "$W" -p "$PORT" -n -S -c "$CLIENTS" -j 2 \
+rm_bench() { # OUT: the bounded load (cold page cache unless EVICT=0)
+	ev=""
+	if [ "$EVICT" = 1 ]; then
+		python3 bench/realmut/evict.py "$W/d/base" --every 0.2 --for "$RUN_S" 2>/dev/null &
+		ev=$!
+	fi
+	# shellcheck disable=SC2086
+	runuser -u postgres -- "$PG_BIN/pgbench" -h "$W" -p "$PORT" -n $MODE_ARG -c "$CLIENTS" -j 2 \
 		-T "$RUN_S" postgres >"$1" 2>&1 || true
+	[ -z "$ev" ] || wait "$ev" || true
 }
 
 # rec_start DIR MANIFEST BIN [--events]: probity record in the background
@@ -143,11 +167,18 @@ rec_stop() { # DIR
 say "template: initdb + pgbench -i -s $SCALE"
 real_as postgres "$PG_BIN/initdb" -D "$W/template" -A trust -U postgres --no-sync \
 	>"$W/initdb.log" 2>&1 || { cat "$W/initdb.log" >&2; exit 1; }
+# (fsync off while loading it: the runs copy it, fsync=on applies to them)
+RM_EXTRA="-c fsync=off"
 rm_start "$PG_BIN" "$W/template"
+RM_EXTRA=""
 runuser -u postgres -- "$PG_BIN/pgbench" -h "$W" -p "$PORT" -i -s "$SCALE" -q postgres \
 	>"$W/init.log" 2>&1 || { cat "$W/init.log" >&2; exit 1; }
 rm_stop "$PG_BIN" "$W/template"
-fresh() { rm -rf "$W/d" "$W/d.log"; cp -a "$W/template" "$W/d"; }
+fresh() {
+	rm -rf "$W/d" "$W/d.log"; cp -a "$W/template" "$W/d"
+	# the copy starts out of the page cache (its own files only)
+	[ "$EVICT" = 0 ] || { sync -f "$W/d" && python3 bench/realmut/evict.py "$W/d"; } 2>/dev/null || true
+}
 
 bid() { readelf -n "$1" | sed -n 's/.*Build ID: //p' | head -1; }
 # the USDT arm's manifest is bound to the clean instr build (cached)
@@ -181,6 +212,7 @@ arm_manifest() {
 cell() {
 	c="$CELLS/$1.$3"; mkdir -p "$c"
 	fresh
+	cat /proc/loadavg >"$c/loadavg"
 	mkdir "$W/d/realmut_rec"; chown postgres: "$W/d/realmut_rec"
 	b="$2/instr/bin"
 	rm_start "$b" "$W/d"
@@ -228,6 +260,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 		say "[$(($(date +%s) - T0)) s] overhead round $r/$ROUNDS: $mode"
 		c="$CELLS/overhead.$mode.$r"; mkdir -p "$c"
 		fresh
+		cat /proc/loadavg >"$c/loadavg"
 		case $mode in compiled | usdt) b="$CLEAN_VD/instr/bin" ;; *) b="$CLEAN_VD/plain/bin" ;; esac
 		if [ $mode = compiled ]; then
 			mkdir "$W/d/realmut_rec"; chown postgres: "$W/d/realmut_rec"
@@ -258,5 +291,6 @@ print(" ".join(n for n in names if os.path.isdir(os.path.join(sys.argv[2], n + "
 	bench/realmut/mutations.json "$CELLS")
 python3 bench/realmut/score.py --cells "$CELLS" --mutations bench/realmut/mutations.json \
 	--variants "$ALLV" --run-s "$RUN_S" --clients "$CLIENTS" --scale "$SCALE" \
-	--shared-buffers "$SB" --rounds "$ROUNDS" --elapsed "$(($(date +%s) - T0))" -o "$OUT"
+	--shared-buffers "$SB" --rounds "$ROUNDS" --mode "$MODE" --loadavg-start "$LA0" \
+	--elapsed "$(($(date +%s) - T0))" -o "$OUT"
 say "wrote $OUT in $(($(date +%s) - T0)) s"

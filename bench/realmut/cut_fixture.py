@@ -31,8 +31,10 @@ def main():
             elif t == 'end':
                 end_item = it
                 continue
-            elif t in ('wakeup', 'stack', 'mapping', 'sched'):
+            elif t in ('wakeup', 'stack', 'mapping'):
                 continue
+            elif t == 'sched' and '"switch":"in"' not in line:
+                continue  # only an "in" switch carries off-CPU time
             if t == 'resource':
                 seen += 1
                 if seen <= skip or events >= n:
@@ -41,9 +43,14 @@ def main():
                 if start is None:
                     start = it['ts_ns'] - 1
                 last = it['ts_ns']
-            elif 'ts_ns' in it and (start is None or (last is not None and it['ts_ns'] > last)):
+            elif 'ts_ns' in it and start is None:
+                continue
+            elif t in ('block_io', 'fault') and events >= n:
                 continue
             kept.append(line)
+    # records after the last event kept are outside the window (a record
+    # between two events is inside: the trace interleaves them)
+    kept = [ln for ln in kept if '"ts_ns":' not in ln or json.loads(ln).get('ts_ns', 0) <= last]
     header['start_mono_ns'] = start
     kept.insert(0, json.dumps(header, separators=(',', ':')) + '\n')
     end_item = dict(end_item or {'type': 'end'})

@@ -3,6 +3,7 @@
 """score.py: score the four arms of bench/realmut.sh (issue 15).
 
     score.py --cells DIR --mutations mutations.json --variants "clean ..." -o OUT
+    score.py --cell DIR/V.ARM     (score one finished cell into its cache)
 
 DIR holds one directory per run (bench/realmut.sh writes them):
   V.ARM/      ARM in usdt, manifest, sysonly: rec/*.bin (the compiled-in
@@ -18,7 +19,9 @@ benchmark (issue 15)"). tests/cli/realmut_smoke.sh runs this on the
 fixture tests/fixtures/realmut/ and checks that it can fail.
 """
 import argparse
+import hashlib
 import json
+import multiprocessing
 import os
 import platform
 import re
@@ -59,6 +62,19 @@ def read_truth(d, t0=None, t1=None):
 
 RES_RE = re.compile(r'"kind":"(\w+)","descriptor":"[^"]*","resource":"([^"]*)",'
                     r'"instance":"(0x[0-9a-fA-F]+)","generation":(\d+)')
+TS_RE = re.compile(r'"ts_ns":(\d+)')
+TID_RE = re.compile(r'"tid":(\d+)')
+# the same, in the order `probity script` writes them (fast path)
+RES_FAST = re.compile(r'\{"type":"resource","ts_ns":(\d+),"pid":\d+,"tid":(\d+),"cpu":\d+,'
+                      r'"kind":"(\w+)","descriptor":"[^"]*","resource":"([^"]*)",'
+                      r'"instance":"(0x[0-9a-fA-F]+)","generation":(\d+)')
+SCHED_IN = re.compile(r'\{"type":"sched","ts_ns":(\d+),"pid":\d+,"tid":(\d+),"cpu":\d+,'
+                      r'"switch":"in","off_cpu_ns":(\d+)')
+
+
+def _num(rx, line):
+    m = rx.search(line)
+    return int(m.group(1)) if m else None
 
 
 def read_jsonl(path):
@@ -72,15 +88,26 @@ def read_jsonl(path):
     with open(path) as f:
         for line in f:
             if line.startswith('{"type":"resource"'):
+                m = RES_FAST.match(line)
+                if m:
+                    out.append({'type': 'resource', 'kind': m.group(3), 'resource': m.group(4),
+                                'instance': m.group(5), 'generation': int(m.group(6)),
+                                'ts_ns': int(m.group(1)), 'tid': int(m.group(2))})
+                    continue
                 m = RES_RE.search(line)
                 if m:
                     out.append({'type': 'resource', 'kind': m.group(1), 'resource': m.group(2),
-                                'instance': m.group(3), 'generation': int(m.group(4))})
+                                'instance': m.group(3), 'generation': int(m.group(4)),
+                                'ts_ns': _num(TS_RE, line), 'tid': _num(TID_RE, line)})
                     continue
             elif line.startswith(('{"type":"wakeup"', '{"type":"stack"')):
                 continue
             elif line.startswith('{"type":"sched"'):
-                out.append({'type': 'sched'})
+                # only an "in" switch matters: it carries the off-CPU time
+                # that just ended
+                m = SCHED_IN.match(line)
+                out.append({'type': 'sched', 'ts_ns': int(m.group(1)), 'tid': int(m.group(2)),
+                            'off_cpu_ns': int(m.group(3))} if m else {'type': 'sched'})
                 continue
             line = line.strip()
             if line:
@@ -198,6 +225,120 @@ def arm_events(script):
     return items, {b: len(g) for b, g in gens.items()}, io, sched, t0, t1
 
 
+def held_at(changes, queries, after_release=True):
+    """changes: (ts, tid, delta, buf); queries: (ts, tid, i). Returns
+    {i: (bufs, after)}: the buffers tid pinned at ts, or, when it pinned
+    none and its last pin event was the release of buffer b, ({b}, True)
+    (PostgreSQL issues a written buffer's writeback right after the unpin:
+    ScheduleBufferTagForWriteback in SyncOneBuffer). One time-ordered
+    sweep; an unpin of a pin taken before the window is ignored (count
+    floored at 0)."""
+    evs = [(ts, 0, tid, d, b) for ts, tid, d, b in changes if ts is not None and tid is not None]
+    evs += [(ts, 1, tid, i, None) for ts, tid, i in queries]
+    evs.sort(key=lambda e: (e[0], e[1]))
+    held, last, out = {}, {}, {}
+    for ts, q, tid, x, b in evs:
+        h = held.setdefault(tid, {})
+        if q:
+            if h:
+                out[x] = (set(h), False)
+            elif after_release and tid in last and last[tid][0] < 0:
+                out[x] = ({last[tid][1]}, True)
+            continue
+        last[tid] = (x, b)
+        if x > 0:
+            h[b] = h.get(b, 0) + 1
+        elif h.get(b, 0) > 1:
+            h[b] -= 1
+        else:
+            h.pop(b, None)
+    return out
+
+
+def cross_layer(recs, script, report):
+    """Cross-layer causal attribution (docs/benchmark.md): each block I/O
+    the server's threads issued and each off-CPU interval they had, tied
+    to the buffer pins that thread held at that moment (or, holding none,
+    the buffer it released last: held_at; the truth side only). Truth: the
+    compiled-in log of the same run; the arm: its own pin ACQUIRE/RELEASE
+    records (the join `report` makes for I/O while holding). An I/O is
+    right when the arm names one of the buffers the truth says was pinned.
+    Roles: a process with buffer lookups in the truth is a backend, one
+    with pins but no lookups is background (bgwriter, checkpointer)."""
+    lookers = {pid for _, k, _, pid, _ in recs if k == 6}
+    pinners = {pid for _, k, _, pid, _ in recs if k in (1, 2)}
+    truth_ch = [(ns, pid, 1 if k == 1 else -1, b) for ns, k, b, pid, _ in recs if k in (1, 2)]
+    arm_ch = []
+    for it in script:
+        if it.get('type') != 'resource' or it.get('resource') != 'pg.buffer.pin':
+            continue
+        d = {'ACQUIRE': 1, 'RELEASE': -1}.get(it.get('kind'))
+        try:
+            b = int(str(it.get('instance')), 16)
+        except ValueError:
+            continue
+        if d:
+            arm_ch.append((it.get('ts_ns'), it.get('tid'), d, b))
+    ios = [it for it in script if it.get('type') == 'block_io' and it.get('phase') == 'issue']
+    offs = [it for it in script if it.get('type') == 'sched' and it.get('off_cpu_ns')]
+    qi = [(it.get('ts_ns'), it.get('tid'), i) for i, it in enumerate(ios)]
+    qo = [(it['ts_ns'] - it['off_cpu_ns'], it.get('tid'), -1 - i) for i, it in enumerate(offs)
+          if it.get('ts_ns')]
+    qi = [q for q in qi if q[0] is not None and q[1] is not None]
+    qo = [q for q in qo if q[1] is not None]
+    # the arm side is the join `report` makes: while holding only; so is
+    # the truth's off-CPU side (an idle backend's last unpin caused no wait)
+    th = held_at(truth_ch, qi)
+    th.update(held_at(truth_ch, qo, after_release=False))
+    ah = held_at(arm_ch, qi + qo, after_release=False)
+
+    def role(tid):
+        return 'backend' if tid in lookers else 'background' if tid in pinners else 'other'
+    io = {'issued': len(ios), 'by_role': {}, 'writes_by_role': {}, 'truth_tied': 0,
+          'truth_tied_by_role': {}, 'truth_after_release': 0, 'arm_tied': 0, 'arm_right': 0}
+    for i, it in enumerate(ios):
+        r = role(it.get('tid'))
+        io['by_role'][r] = io['by_role'].get(r, 0) + 1
+        if it.get('op') == 'write':
+            io['writes_by_role'][r] = io['writes_by_role'].get(r, 0) + 1
+        t, after = th.get(i, (set(), False))
+        a = ah.get(i, (set(), False))[0]
+        if t:
+            io['truth_tied'] += 1
+            io['truth_tied_by_role'][r] = io['truth_tied_by_role'].get(r, 0) + 1
+            io['truth_after_release'] += 1 if after else 0
+        io['arm_tied'] += 1 if a else 0
+        io['arm_right'] += 1 if t & a else 0
+    off = {'ns': 0, 'truth_tied_ns': 0, 'truth_tied_ns_by_role': {}, 'arm_tied_ns': 0,
+           'arm_right_ns': 0}
+    for i, it in enumerate(offs):
+        ns, r = it['off_cpu_ns'], role(it.get('tid'))
+        t = th.get(-1 - i, (set(), False))[0]
+        a = ah.get(-1 - i, (set(), False))[0]
+        off['ns'] += ns
+        if t:
+            off['truth_tied_ns'] += ns
+            off['truth_tied_ns_by_role'][r] = off['truth_tied_ns_by_role'].get(r, 0) + ns
+        off['arm_tied_ns'] += ns if a else 0
+        off['arm_right_ns'] += ns if t & a else 0
+
+    def ratio(x, y):
+        return round(x / y, 4) if y else None
+    # what the report itself said (a long-holds finding carries the join
+    # as evidence io_while_holding; none when no hold was long)
+    said = None
+    for f in (report or {}).get('findings', []):
+        if f.get('resource') != 'pg.buffer.pin':
+            continue
+        for e in f.get('evidence', []) or []:
+            if isinstance(e, dict) and e.get('key') == 'io_while_holding':
+                said = (said or 0) + int(e.get('value') or 0)
+    return {'block_io': io, 'io_recall': ratio(io['arm_right'], io['truth_tied']),
+            'io_precision': ratio(io['arm_right'], io['arm_tied']),
+            'off_cpu': off, 'off_cpu_recall': ratio(off['arm_right_ns'], off['truth_tied_ns']),
+            'report_io_while_holding_pin': said}
+
+
 def identity_score(truth_g, arm_g):
     if not truth_g and not arm_g:
         return None
@@ -283,11 +424,38 @@ def score_cell(cdir, arm):
                   'confidence_changes': changes[:12]},
         'model_truly_broken': broken,
         'findings': findings[:12],
-        'cross_layer': {'buffer_misses': sum(1 for b in lookups if b == 0),
-                        'lookups': len(lookups), 'block_io': io, 'sched_records': sched},
+        'cross_layer': dict(cross_layer(recs, script, report),
+                            buffer_misses=sum(1 for b in lookups if b == 0),
+                            lookups=len(lookups), block_io_records=io, sched_records=sched),
         'certainty': certainty(state, report, changes),
         'tps': tps(os.path.join(cdir, 'pgbench.out')),
+        'loadavg': read_text(os.path.join(cdir, 'loadavg')) or None,
     }
+
+
+def scorer_key():
+    """Cached cell scores are this scorer's only: keyed by its own text."""
+    with open(os.path.abspath(__file__), 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()[:12]
+
+
+def score_cell_cached(cdir, arm, key):
+    """score_cell, kept in CELL/score.KEY.json (newer than the cell's
+    script.jsonl) so that `score.py --cell` can score a finished cell while
+    the benchmark runs the next ones; the result is the same either way."""
+    cache = os.path.join(cdir, 'score.%s.%s.json' % (arm, key))
+    src = os.path.join(cdir, 'script.jsonl')
+    try:
+        if os.path.getmtime(cache) >= os.path.getmtime(src):
+            with open(cache) as f:
+                return json.load(f)
+    except (OSError, ValueError):
+        pass
+    c = score_cell(cdir, arm)
+    with open(cache + '.tmp', 'w') as f:
+        json.dump(c, f)
+    os.replace(cache + '.tmp', cache)
+    return c
 
 
 def diagnosis(cell, mut):
@@ -341,13 +509,20 @@ def overhead(cdir, rounds):
         if fn.startswith('overhead.'):
             _, mode, _ = fn.split('.')
             t = tps(os.path.join(cdir, fn, 'pgbench.out'))
+            la = read_text(os.path.join(cdir, fn, 'loadavg'))
+            if la:
+                modes.setdefault('_load', []).append(float(la.split()[0]))
             if t is not None:
                 modes.setdefault(mode, []).append(t)
     bare = modes.get('bare')
     base = sum(bare) / len(bare) if bare else None
-    return {m: {'tps': v, 'mean_tps': round(sum(v) / len(v), 1),
-                'ratio_to_bare': round(sum(v) / len(v) / base, 4) if base else None}
-            for m, v in modes.items()}
+    load = modes.pop('_load', [])
+    out = {m: {'tps': v, 'mean_tps': round(sum(v) / len(v), 1),
+               'ratio_to_bare': round(sum(v) / len(v) / base, 4) if base else None}
+           for m, v in modes.items()}
+    if load:
+        out['loadavg_1min'] = {'min': min(load), 'max': max(load)}
+    return out
 
 
 def machine():
@@ -369,23 +544,39 @@ def machine():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--cells', required=True)
-    ap.add_argument('--mutations', required=True)
-    ap.add_argument('--variants', required=True)
-    ap.add_argument('-o', '--output', required=True)
+    ap.add_argument('--cell', help='score one finished cell V.ARM into its cache, nothing else')
+    ap.add_argument('--cells')
+    ap.add_argument('--mutations')
+    ap.add_argument('--variants')
+    ap.add_argument('-o', '--output')
     for k in ('run-s', 'clients', 'scale', 'rounds', 'elapsed'):
         ap.add_argument('--' + k, type=int, default=None)
     ap.add_argument('--shared-buffers', default=None)
+    ap.add_argument('--mode', default=None)
+    ap.add_argument('--loadavg-start', default=None)
+    ap.add_argument('--jobs', type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()
+    if not a.cell and not (a.cells and a.mutations and a.variants and a.output):
+        ap.error('--cells, --mutations, --variants and -o are required (or --cell)')
+    if a.cell:
+        score_cell_cached(a.cell, os.path.basename(a.cell).split('.', 1)[1], scorer_key())
+        return 0
     muts = {m['name']: m for m in read_json(a.mutations)['mutations']}
     cells, per_arm = [], {}
+    # each cell is read whole (a 10 s tpcb run's trace is ~400 MB of
+    # script lines): score them in parallel, one process per CPU
+    todo = [(os.path.join(a.cells, v + '.' + arm), arm) for v in a.variants.split()
+            for arm in ARMS if os.path.isdir(os.path.join(a.cells, v + '.' + arm))]
+    key = scorer_key()
+    with multiprocessing.Pool(max(1, min(a.jobs, len(todo) or 1))) as pool:
+        scored = dict(zip(todo, pool.starmap(score_cell_cached, [t + (key,) for t in todo])))
     for v in a.variants.split():
         mut = muts.get(v, {})
         for arm in ARMS:
             cdir = os.path.join(a.cells, v + '.' + arm)
-            if not os.path.isdir(cdir):
+            if (cdir, arm) not in scored:
                 continue
-            c = score_cell(cdir, arm)
+            c = scored[(cdir, arm)]
             c['variant'] = v
             c['expected'] = mut.get('expected', {}).get(arm)
             c['expected_broken'] = mut.get('expected_broken', {}).get(arm)
@@ -398,14 +589,22 @@ def main():
             cells.append({'variant': v, 'arm': 'compiled', 'truth_counts': tc['truth_counts'],
                           'stale': {'state': 'valid', 'reason': 'moves with the code (ground truth)',
                                     'time_to_detect_s': None}, 'model_truly_broken': False,
+                          # the recorder sees no I/O: its attribution is the
+                          # truth side of every arm's cross_layer join
+                          'cross_layer': {'io_recall': 1.0, 'io_precision': 1.0,
+                                          'note': 'the truth side of the join (its pins '
+                                                  'against the block I/O an arm recorded)'},
                           'diagnosis': 'right', 'certainty': 1.0})
     plans = {v: plan_summary(os.path.join(a.cells, v + '.plan')) for v in a.variants.split()
              if os.path.isdir(os.path.join(a.cells, v + '.plan'))}
+    loads = [float(c['loadavg'].split()[0]) for c in cells if c.get('loadavg')]
     out = {
         'benchmark': 'realmut', 'issue': 15, 'generated': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
         'machine': machine(),
         'method': {'variants': a.variants.split(), 'run_s': a.run_s, 'clients': a.clients,
-                   'scale': a.scale, 'shared_buffers': a.shared_buffers,
+                   'scale': a.scale, 'shared_buffers': a.shared_buffers, 'mode': a.mode,
+                   'loadavg_start': a.loadavg_start,
+                   'loadavg_1min_cells': {'min': min(loads), 'max': max(loads)} if loads else None,
                    'overhead_rounds': len(overhead(a.cells, a.rounds).get('bare', {}).get('tps', [])),
                    'elapsed_s': a.elapsed, 'broken_below': BROKEN_BELOW,
                    'doc': 'docs/benchmark.md, Real-code mutation benchmark (issue 15)'},

@@ -11,14 +11,22 @@
 #     move_release.manifest_sym/  the shipped buffer.yaml without its
 #                            offset sites (--rebind) on the move_release
 #                            mutant + its compiled-in log
-#   (each cut to its first 800 events by bench/realmut/cut_fixture.py)
+#     flush_handoff.usdt/    the USDT arm on the flush_handoff mutant
+#                            (tpcb load, cold page cache: real block I/O)
+#                            + its compiled-in log
+#   (each cut to its first 800 events, flush_handoff 3000, by
+#   bench/realmut/cut_fixture.py)
 # - the clean USDT arm matches the ground truth per buffer (precision and
 #   recall of pin/unpin/lock/unlock >= 0.9) and its diagnosis is right;
 # - the symbol-only manifest on move_release is measured broken (unpin
 #   recall < 0.9);
+# - cross-layer attribution on flush_handoff: the truth ties block I/O to
+#   buffer pins and the USDT arm ties it to the same buffers (precision 1,
+#   recall > 0);
 # - the scorer can fail: with the unpin events removed from the clean
 #   USDT trace it must call that arm's model broken and its "valid"
-#   verdict wrong.
+#   verdict wrong; with flush_handoff's pin instances moved past every buffer it
+#   must find no I/O tied to the right buffer.
 set -u
 . tests/cli/lib.sh
 F=tests/fixtures/realmut
@@ -26,7 +34,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 score() { # CELLS OUT
 	python3 bench/realmut/score.py --cells "$1" --mutations bench/realmut/mutations.json \
-		--variants "clean move_release" -o "$2" >"$2.err" 2>&1 ||
+		--variants "clean move_release flush_handoff" -o "$2" >"$2.err" 2>&1 ||
 		{ err "score.py failed: $(tail -3 "$2.err")"; return 1; }
 }
 
@@ -48,7 +56,30 @@ if m["model_truly_broken"] is not True or m["sites"]["unpin"]["recall"] >= 0.9:
     print("FAIL: move_release manifest not measured broken:", m["sites"]["unpin"]); sys.exit(1)
 if "usdt" not in d["confusion"] or "manifest_sym" not in d["confusion"]:
     print("FAIL: confusion matrices missing"); sys.exit(1)
+x = cells[("flush_handoff", "usdt")]["cross_layer"]
+io = x["block_io"]
+if not io["issued"] or not io["truth_tied"] or x["io_precision"] != 1.0 or not x["io_recall"]:
+    print("FAIL: flush_handoff usdt cross-layer attribution:", x); sys.exit(1)
 ' || err "scores of the fixture"
+
+# the cross-layer join can fail: the USDT arm names the wrong buffers
+rm -rf "$T/cells"; cp -r "$F/cells" "$T/cells"
+python3 -c 'import json, sys
+p = sys.argv[1]
+out = []
+for line in open(p):
+    it = json.loads(line)
+    if it.get("type") == "resource" and it.get("resource") == "pg.buffer.pin":
+        it["instance"] = hex(int(it["instance"], 16) + 100000)
+        line = json.dumps(it, separators=(",", ":")) + "\n"
+    out.append(line)
+open(p, "w").writelines(out)' "$T/cells/flush_handoff.usdt/script.jsonl"
+score "$T/cells" "$T/shift.json" &&
+py "$T/shift.json" '
+x = [c for c in d["cells"] if c["variant"] == "flush_handoff" and c["arm"] == "usdt"][0]["cross_layer"]
+if x["block_io"]["arm_right"] != 0 or x["io_recall"] != 0:
+    print("FAIL: planted wrong buffers not seen:", x["block_io"]); sys.exit(1)
+' || err "the cross-layer join did not fail on the planted fault"
 
 # the scorer can fail: drop the USDT arm's unpin events
 rm -rf "$T/cells"; cp -r "$F/cells" "$T/cells"

@@ -86,6 +86,44 @@ elif name == 'reuse_handle':
 					return buffer;
 			}
 			UnpinBuffer(bufHdr, true);''')
+elif name == 'flush_handoff':
+    # the resource event's I/O moves to another process: a backend whose
+    # victim buffer is dirty no longer writes it (FlushBuffer in
+    # BufferAlloc); it gives the buffer up and takes another, leaving the
+    # write to the background writer. After 16 dirty victims in a row it
+    # sleeps 1 ms (waiting for that writer: a scheduler delay caused by
+    # another process's I/O); bounded: after 50 sleeps in one allocation
+    # it writes the buffer itself, as the clean build does
+    sub(B + 'bufmgr.c', '''/*
+ * BufferAlloc -- subroutine for ReadBuffer.''', '''/* realmut flush_handoff: dirty victims given up in this BufferAlloc */
+static int	realmut_dirty_skips;
+
+/*
+ * BufferAlloc -- subroutine for ReadBuffer.''')
+    sub(B + 'bufmgr.c', '''	/* Loop here in case we have to try another victim buffer */
+	for (;;)''', '''	realmut_dirty_skips = 0;
+	/* Loop here in case we have to try another victim buffer */
+	for (;;)''')
+    sub(B + 'bufmgr.c', '''		if (oldFlags & BM_DIRTY)
+		{
+			/*
+			 * We need a share-lock''', '''		if (oldFlags & BM_DIRTY)
+		{
+			/*
+			 * realmut flush_handoff: leave the write to the background
+			 * writer and take another victim; 1 ms sleep per 16 dirty
+			 * victims, at most 50 sleeps, then write it here
+			 */
+			if (realmut_dirty_skips < 16 * 50)
+			{
+				if (++realmut_dirty_skips % 16 == 0)
+					pg_usleep(1000L);
+				UnpinBuffer(buf, true);
+				continue;
+			}
+
+			/*
+			 * We need a share-lock''')
 elif name == 'rename_release':
     # the RELEASE operator renamed: ReleaseBuffer is now ReleaseBufferPin
     # (every caller is recompiled through the header's macro)
