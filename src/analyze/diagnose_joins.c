@@ -231,6 +231,36 @@ void an_gather_aggregates(const struct analysis *a, size_t r, struct res_ev *e)
 		e->long_ns_agg = (double)e->hold_ns;
 }
 
+/* I/O and faults of a thread while it held r: each point once, however
+ * many of r's holds it fell in (a thread holding several instances of a
+ * shared resource at once, e.g. pinned buffers). The holds are merged
+ * into one union of intervals per thread first; without memory for the
+ * copy, each hold counts its own (an over-count, as before). */
+static void join_hold_effects(const struct analysis *a, struct res_ev *e,
+			      const struct an_span *holds_r, size_t n)
+{
+	struct an_span *c = n ? malloc(n * sizeof(*c)) : NULL;
+	size_t i, j;
+
+	if (c) {
+		memcpy(c, holds_r, n * sizeof(*c));
+		qsort(c, n, sizeof(*c), cmp_span_tid);
+	}
+	for (i = 0; i < n; i = j) {
+		const struct an_span *h = c ? &c[i] : &holds_r[i];
+		uint64_t end = h->end, sum = 0;
+
+		j = i + 1;
+		for (; c && j < n && c[j].tid == h->tid && c[j].start <= end; j++)
+			if (c[j].end > end)
+				end = c[j].end;
+		e->io_holding += count_points(&a->ios, h->tid, h->start, end, &sum);
+		e->io_bytes_holding += sum;
+		e->faults_holding += count_points(&a->faults, h->tid, h->start, end, NULL);
+	}
+	free(c);
+}
+
 /* holds of r: I/O and faults while holding; the long ones (>= long_hold_ns)
  * counted and collected in longs (at most MAX_LONG_HOLDS); returns how many */
 static size_t join_holds(const struct analysis *a, struct res_ev *e,
@@ -239,16 +269,11 @@ static size_t join_holds(const struct analysis *a, struct res_ev *e,
 {
 	size_t n_long = 0, j;
 
+	join_hold_effects(a, e, holds_r, n_holds_r);
 	for (j = 0; j < n_holds_r; j++) {
 		uint64_t dur = holds_r[j].end - holds_r[j].start;
-		uint64_t sum = 0;
 
 		e->n_hold_spans++;
-		e->io_holding += count_points(&a->ios, holds_r[j].tid, holds_r[j].start,
-					      holds_r[j].end, &sum);
-		e->io_bytes_holding += sum;
-		e->faults_holding += count_points(&a->faults, holds_r[j].tid, holds_r[j].start,
-						  holds_r[j].end, NULL);
 		if (dur >= a->o.long_hold_ns) {
 			e->long_n++;
 			e->long_ns += dur;

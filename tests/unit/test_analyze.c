@@ -485,6 +485,49 @@ TEST(test_long_hold_from_events_ranked_first)
 	manifest__free(m);
 }
 
+static void block_rec(struct analysis *a, uint64_t ts, uint32_t tid, uint32_t bytes)
+{
+	struct pb_rec_block b = { 0 };
+
+	b.hdr.type = PB_REC_BLOCK_IO;
+	b.hdr.version = PB_EVENTS_VERSION;
+	b.hdr.size = sizeof(b);
+	b.hdr.ts_ns = ts;
+	b.hdr.pid = 42;
+	b.hdr.tid = tid;
+	b.bytes = bytes;
+	analysis__add_record(a, &b.hdr, sizeof(b));
+}
+
+/* a thread holding two instances at once (pinned buffers): an I/O it
+ * issues meanwhile counts once for the resource, not once per hold */
+TEST(test_io_while_holding_counted_once_per_thread)
+{
+	struct manifest *m = load_manifest();
+	struct analysis *a = analysis__new(m, NULL);
+	const struct finding *f;
+	const struct finding_evidence *e;
+
+	ASSERT_NOT_NULL(a);
+	long_hold_stream(a, m);
+	/* tid 100 also holds 0xc1 inside its 300 ms hold of 0xc0 */
+	res_rec(a, m, T0 + 2 * MS, 100, C_ACQ, 0xc1, 1, 0, PB_RF_NEW_GENERATION);
+	block_rec(a, T0 + 100 * MS, 100, 8192);
+	block_rec(a, T0 + 150 * MS, 100, 8192);
+	res_rec(a, m, T0 + 299 * MS, 100, C_REL, 0xc1, 1, 297 * MS, 0);
+	block_rec(a, T0 + 700 * MS, 100, 8192);	/* after every hold: not counted */
+	analysis__finish(a);
+	f = find_kind(a, FINDING_LONG_HOLD, R_CONN);
+	if (!f)
+		dump(a);
+	ASSERT_NOT_NULL(f);
+	e = find_ev(f, "io_while_holding");
+	ASSERT_NOT_NULL(e);
+	ASSERT_EQ((long long)e->value, 2);
+	analysis__free(a);
+	manifest__free(m);
+}
+
 TEST(test_contention_events_wakeup_sources)
 {
 	struct manifest *m = load_manifest();
