@@ -90,9 +90,9 @@ struct governor {
 	uint64_t n_debt_waits;		/* window openings postponed by the ledger */
 	uint64_t window_ns, cycle_ns;
 	size_t n_open;			/* windows opened after the warm-up */
-	/* the slowdown a window causes, measured (gov_report.c): hits of
-	 * the ACQUIREs of resources not windowed, inside the windows and
-	 * between them (a close to the next open, the same set) */
+	/* the slowdown a window causes as the ACQUIREs of resources not
+	 * windowed see it (gov_report.c; reported, not used): their hits
+	 * inside the windows and between them (a close to the next open) */
 	uint64_t ref_close_ts, ref_close_sum, ref_sig;
 	bool ref_have_close;
 	double ref_in_n, ref_in_s, ref_out_n, ref_out_s;
