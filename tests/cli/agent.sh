@@ -110,6 +110,8 @@ assert dm['counts']['traces_pruned'] >= 1 and dm['counts']['events'] > 0, dm
 assert ms['demo2']['counts']['windows'] >= 1, ms['demo2']
 for k in ('ringbuf_drops', 'trace_write_errors', 'instances_unknown'):
     assert k in dm['losses'], dm
+# the agent's default: every window under a 2 % budget
+assert d['policy']['budget'] == 0.02, d['policy']
 " || err "state (-j): $(cat "$T/out.json")"
 cmp -s "$T/state.json" /dev/null && err "state file empty"
 py "$T/state.json" "assert d['manifests'][0]['stem'] == 'demo', d" || err "state file unreadable"
@@ -154,4 +156,30 @@ for t in "$T"/bt/demo/*.trace; do
 	"$P" script "$t" 2>/dev/null | grep -q "governor: budget 5%" && n=$((n + 1))
 done
 [ $n -ge 1 ] || err "agent --budget: no window trace records the governor's budget"
+# the default run above: its windows were governed at 2 %
+n=0
+for t in "$T"/traces/demo/*.trace; do
+	"$P" script "$t" 2>/dev/null | grep -q "governor: budget 2%" && n=$((n + 1))
+done
+[ $n -ge 1 ] || err "agent (default): no window trace records the default 2% budget"
+# --budget off: no governor, said so in the state
+"$DEMO" --clients 2 --duration 0 -q >/dev/null 2>&1 &
+bd=$!
+pids="$pids $bd"
+"$P" -j agent -m "$T/bm" --trace-dir "$T/ot" --state-file "$T/os.json" --metrics-dir none \
+	--duty always --rotate 3s --budget off -d 5 >"$T/oout.json" 2>"$T/oerr"; rc=$?
+kill $bd 2>/dev/null
+[ $rc -eq 0 ] || err "agent --budget off exited $rc: $(tail -3 "$T/oerr")"
+py "$T/oout.json" "assert d['policy']['budget'] is None, d['policy']" ||
+	err "agent --budget off: the state's policy.budget is not null: $(head -c 600 "$T/oout.json")"
+n=0
+for t in "$T"/ot/demo/*.trace; do
+	[ -f "$t" ] || continue
+	n=$((n + 1))
+	"$P" script "$t" 2>/dev/null | grep -q "governor: budget" &&
+		err "agent --budget off: $t records a governor"
+done
+[ $n -ge 1 ] || err "agent --budget off: no window trace"
+"$P" agent --budget of >/dev/null 2>"$T/e4"; rc=$?
+[ $rc -eq 2 ] && grep -q "or 'off'" "$T/e4" || err "agent --budget of: exit $rc, $(cat "$T/e4")"
 exit $fail

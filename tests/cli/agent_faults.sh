@@ -10,7 +10,8 @@
 #      Nth trace write on): the agent keeps running, the loss is counted in
 #      the state file and the metrics, and SIGTERM still exits 0
 #   4. the size cap (--max-trace-mib 1) rotates a window early; each
-#      rotated trace reached the cap and reads back
+#      rotated trace reached the cap and reads back (--budget off: every
+#      probe writes, so the cap is reached)
 set -u
 . tests/cli/lib.sh
 T=$(mktemp -d /tmp/pbagentf.XXXXXX)
@@ -90,7 +91,8 @@ grep -Eq '^probity_agent_windows_total\{manifest="demo",result="failed"\} [2-9]'
 # 4. the size cap: --max-trace-mib 1 rotates long before --rotate 60s; every
 #    rotated trace reached the cap and reads back whole
 "$P" -j agent -m "$T/m" --trace-dir "$T/cap" --state-file "$T/state3.json" --metrics-dir none \
-	--rotate 60s --max-trace-mib 1 --interval 100ms --duty always >"$T/out3.json" 2>"$T/err3" &
+	--rotate 60s --max-trace-mib 1 --interval 100ms --duty always --budget off \
+	>"$T/out3.json" 2>"$T/err3" &
 ag=$!
 pids="$pids $ag"
 i=0
