@@ -62,6 +62,10 @@ struct agent_opts {
 					 * of the targets' CPU time); 0 = off */
 };
 
+/* `probity agent`'s default --budget (docs/agent.md "Duty cycle and
+ * budget": 2 % of the targets' CPU time, inside the duty cycle's on-part) */
+#define AGENT_DEFAULT_BUDGET	0.02
+
 /* Copies opts (strings must outlive the agent). NULL + errno (EINVAL:
  * a directory or state file missing, keep 0, on > period, no rotate). */
 struct agent *agent__new(const struct agent_opts *opts);

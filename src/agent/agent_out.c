@@ -243,7 +243,7 @@ json_t *agent__state_json(const struct agent *a)
 
 	for (size_t i = 0; ms && i < a->n_ms; i++)
 		json_array_append_new(ms, manifest_json(a->ms[i]));
-	j = json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:s?, s:{s:I, s:I, s:I, s:I, s:i, s:b},"
+	j = json_pack("{s:s, s:i, s:i, s:I, s:s, s:s, s:s?, s:{s:I, s:I, s:I, s:I, s:i, s:b, s:o},"
 		      " s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:o}",
 		      "format", "probity-agent-state", "version", 1, "pid", (int)getpid(),
 		      "started_unix_ns", (json_int_t)a->start_real_ns,
@@ -252,7 +252,9 @@ json_t *agent__state_json(const struct agent *a)
 		      "policy", "rotate_ns", (json_int_t)a->o.rotate_ns, "duty_on_ns",
 		      (json_int_t)a->o.duty_on_ns, "duty_period_ns", (json_int_t)a->o.duty_period_ns,
 		      "max_trace_bytes", (json_int_t)a->o.max_trace_bytes, "keep", (int)a->o.keep,
-		      "rebind", a->o.rebind, "windows", (json_int_t)a->windows,
+		      "rebind", a->o.rebind,
+		      "budget", a->o.budget > 0 ? json_real(a->o.budget) : json_null(),
+		      "windows", (json_int_t)a->windows,
 		      "reloads", (json_int_t)a->reloads, "losses", "process_events",
 		      (json_int_t)a->pw_drops_seen, "processes_unreadable", (json_int_t)a->proc_denied, "state_write_errors",
 		      (json_int_t)a->state_write_errors, "metrics_write_errors",

@@ -117,6 +117,9 @@ struct an_probefx {
 	double wait_raw_ns, wait_ns;	/* before / after the correction */
 	double per_wait_ns;		/* subtracted per WAIT (mean) */
 	double err_ns;			/* waits x the probes' p90 - p50 spread */
+	double nested_ns;		/* probes of other events inside the WAITs */
+	uint64_t nested;		/* ... how many (same thread, from --events) */
+	bool nested_known;		/* the trace had WAIT span records to count them */
 	double hold_raw_ns, hold_ns;
 	bool dominated;			/* corrected WAIT time <= err_ns */
 };

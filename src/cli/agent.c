@@ -44,8 +44,9 @@ static void agent_help(FILE *out)
 		"      --keep N            trace files kept per manifest (default 96)\n"
 		"      --max-trace-mib N   rotate a trace early at N MiB (default 256; 0: no cap)\n"
 		"      --duty ON/PERIOD    record ON of every PERIOD (default 1m/5m; 'always')\n"
-		"      --budget P%%         every window under the overhead governor (record\n"
-		"                          --budget P%%); within --duty's on-part (default off)\n"
+		"      --budget P%%|off     every window under the overhead governor (record\n"
+		"                          --budget P%%), within --duty's on-part (default 2%%;\n"
+		"                          'off': every probe always attached)\n"
 		"      --rebind            record a new build of a manifest's binary rebound by\n"
 		"                          symbol name, descriptors degraded (default: refuse)\n"
 		"  -i, --interval DUR      snapshot interval (default 250ms)\n"
@@ -135,9 +136,13 @@ static int parse_opt(int opt, struct agent_opts *o)
 		return 0;
 	case 'D': return parse_duty(optarg, o);
 	case 'B':
+		if (!strcmp(optarg, "off")) {
+			o->budget = 0;
+			return 0;
+		}
 		if (gov_parse_budget(optarg, &o->budget)) {
-			p_err("--budget: expected a percentage 0 < P <= 100 (e.g. 2%%), found '%s'",
-			      optarg);
+			p_err("--budget: expected a percentage 0 < P <= 100 (e.g. 2%%) or 'off', "
+			      "found '%s'", optarg);
 			return -EINVAL;
 		}
 		return 0;
@@ -179,6 +184,7 @@ static int parse(int argc, char **argv, struct agent_opts *o)
 	o->max_trace_bytes = 256ull << 20;
 	o->duty_on_ns = 60ull * 1000000000ull;
 	o->duty_period_ns = 300ull * 1000000000ull;
+	o->budget = AGENT_DEFAULT_BUDGET;
 	while ((opt = getopt_long(argc, argv, "m:i:d:h", opts, NULL)) >= 0) {
 		if (opt == 'h') {
 			agent_help(stdout);

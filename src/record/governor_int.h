@@ -10,6 +10,7 @@
 #include "record/governor.h"
 
 #define GOV_GROUP_MAX_DESC	16
+#define GOV_SHARE_CAP		0.9	/* window_share()'s ceiling (governor.c) */
 
 enum gov_phase { GOV_WARMUP = 0, GOV_GOVERNED };
 
@@ -33,6 +34,16 @@ struct gov_group {
 	double acq_raw_sum;		/* ... as counted in the windows */
 	double ev_sum, ev_sumsq;	/* events per s, per window */
 	uint64_t acq_in, ev_in;		/* counted inside windows */
+	/* gov_report.c's estimator (docs/record.md "Estimates"): the
+	 * Poisson variance of each window's rates, the counted ACQUIRE
+	 * rates' sum of squares (the uncorrected bound), the largest
+	 * slowdown share a window was corrected by, and the one sample
+	 * that spanned the warm-up (a program's start, every probe on:
+	 * kept apart, used only when no window followed) */
+	double acq_pois, ev_pois, acq_raw_sumsq, share_max;
+	bool share_capped;		/* a window's share hit GOV_SHARE_CAP */
+	bool has_warm;
+	double warm_acq, warm_acq_raw, warm_ev, warm_s;
 };
 
 struct gov_cpu_seen {
@@ -79,6 +90,12 @@ struct governor {
 	uint64_t n_debt_waits;		/* window openings postponed by the ledger */
 	uint64_t window_ns, cycle_ns;
 	size_t n_open;			/* windows opened after the warm-up */
+	/* the slowdown a window causes as the ACQUIREs of resources not
+	 * windowed see it (gov_report.c; reported, not used): their hits
+	 * inside the windows and between them (a close to the next open) */
+	uint64_t ref_close_ts, ref_close_sum, ref_sig;
+	bool ref_have_close;
+	double ref_in_n, ref_in_s, ref_out_n, ref_out_s;
 };
 
 /* gov_report.c */

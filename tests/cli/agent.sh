@@ -53,9 +53,11 @@ pids="$pids $a $b"
 for i in $(seq 200); do [ -S "$T/notify" ] && break; sleep 0.1; done	# python starts slowly on a busy machine
 [ -S "$T/notify" ] || err "the sd_notify listener did not start"
 
+# --budget off: this run is about rotation, reload and following, whose
+# counts assume every probe on; the default budget is checked below
 NOTIFY_SOCKET="$T/notify" WATCHDOG_USEC=2000000 "$P" -j agent -m "$T/m" --trace-dir "$T/traces" \
 	--state-file "$T/state.json" --metrics-dir "$T/metrics" --rotate 4s --keep 3 --duty always \
-	--interval 500ms --listen 127.0.0.1:0 >"$T/out.json" 2>"$T/err" &
+	--interval 500ms --listen 127.0.0.1:0 --budget off >"$T/out.json" 2>"$T/err" &
 ag=$!
 pids="$pids $ag"
 for i in $(seq 50); do grep -q READY=1 "$T/notify.log" 2>/dev/null && break; sleep 0.1; done
@@ -110,6 +112,7 @@ assert dm['counts']['traces_pruned'] >= 1 and dm['counts']['events'] > 0, dm
 assert ms['demo2']['counts']['windows'] >= 1, ms['demo2']
 for k in ('ringbuf_drops', 'trace_write_errors', 'instances_unknown'):
     assert k in dm['losses'], dm
+assert d['policy']['budget'] is None, d['policy']
 " || err "state (-j): $(cat "$T/out.json")"
 cmp -s "$T/state.json" /dev/null && err "state file empty"
 py "$T/state.json" "assert d['manifests'][0]['stem'] == 'demo', d" || err "state file unreadable"
@@ -144,7 +147,7 @@ cp "$DEMO_M" "$T/bm/demo.yaml"
 bd=$!
 pids="$pids $bd"
 "$P" agent -m "$T/bm" --trace-dir "$T/bt" --state-file "$T/bs.json" --metrics-dir none \
-	--duty always --rotate 3s --budget 5% -d 8 >/dev/null 2>"$T/berr"; rc=$?
+	--duty always --rotate 4s --budget 5% -d 10 >/dev/null 2>"$T/berr"; rc=$?
 kill $bd 2>/dev/null
 [ $rc -eq 0 ] || err "agent --budget 5% exited $rc: $(tail -3 "$T/berr")"
 [ -s "$T/bt/.calibration.json" ] || err "agent --budget: no reused calibration file"
@@ -154,4 +157,40 @@ for t in "$T"/bt/demo/*.trace; do
 	"$P" script "$t" 2>/dev/null | grep -q "governor: budget 5%" && n=$((n + 1))
 done
 [ $n -ge 1 ] || err "agent --budget: no window trace records the governor's budget"
+# the default: every window under a 2 % budget, said so in the state
+"$DEMO" --clients 2 --duration 0 -q >/dev/null 2>&1 &
+bd=$!
+pids="$pids $bd"
+"$P" -j agent -m "$T/bm" --trace-dir "$T/dt" --state-file "$T/ds.json" --metrics-dir none \
+	--duty always --rotate 4s -d 10 >"$T/dout.json" 2>"$T/derr"; rc=$?
+kill $bd 2>/dev/null
+[ $rc -eq 0 ] || err "agent (default budget) exited $rc: $(tail -3 "$T/derr")"
+py "$T/dout.json" "assert d['policy']['budget'] == 0.02, d['policy']" ||
+	err "agent (default): the state's policy.budget is not 0.02: $(head -c 600 "$T/dout.json")"
+n=0
+for t in "$T"/dt/demo/*.trace; do
+	[ -f "$t" ] || continue
+	"$P" script "$t" 2>/dev/null | grep -q "governor: budget 2%" && n=$((n + 1))
+done
+[ $n -ge 1 ] || err "agent (default): no window trace records the default 2% budget"
+# --budget off: no governor, said so in the state
+"$DEMO" --clients 2 --duration 0 -q >/dev/null 2>&1 &
+bd=$!
+pids="$pids $bd"
+"$P" -j agent -m "$T/bm" --trace-dir "$T/ot" --state-file "$T/os.json" --metrics-dir none \
+	--duty always --rotate 3s --budget off -d 5 >"$T/oout.json" 2>"$T/oerr"; rc=$?
+kill $bd 2>/dev/null
+[ $rc -eq 0 ] || err "agent --budget off exited $rc: $(tail -3 "$T/oerr")"
+py "$T/oout.json" "assert d['policy']['budget'] is None, d['policy']" ||
+	err "agent --budget off: the state's policy.budget is not null: $(head -c 600 "$T/oout.json")"
+n=0
+for t in "$T"/ot/demo/*.trace; do
+	[ -f "$t" ] || continue
+	n=$((n + 1))
+	"$P" script "$t" 2>/dev/null | grep -q "governor: budget" &&
+		err "agent --budget off: $t records a governor"
+done
+[ $n -ge 1 ] || err "agent --budget off: no window trace"
+"$P" agent --budget of >/dev/null 2>"$T/e4"; rc=$?
+[ $rc -eq 2 ] && grep -q "or 'off'" "$T/e4" || err "agent --budget of: exit $rc, $(cat "$T/e4")"
 exit $fail

@@ -10,7 +10,8 @@
 #      Nth trace write on): the agent keeps running, the loss is counted in
 #      the state file and the metrics, and SIGTERM still exits 0
 #   4. the size cap (--max-trace-mib 1) rotates a window early; each
-#      rotated trace reached the cap and reads back
+#      rotated trace reached the cap and reads back (--budget off: every
+#      probe writes, so the cap is reached)
 set -u
 . tests/cli/lib.sh
 T=$(mktemp -d /tmp/pbagentf.XXXXXX)
@@ -65,11 +66,14 @@ grep -q "incomplete\|cut" "$T/r1.err" && err "the last rotated trace is incomple
 "$P" report "$T/traces/demo/$cut" >/dev/null 2>"$T/r2.err" ||
 	err "the trace cut by SIGKILL does not read up to its last chunk: $(cat "$T/r2.err")"
 
-# 3: disk full for the traces from the 10th write on; state and metrics elsewhere
+# 3: disk full for the traces from the 10th write on; state and metrics
+# elsewhere (--budget off: the 10th write is counted on the traces alone,
+# without the governor's calibration file in the same directory)
 rm -f "$T/m/bad.yaml" "$T/m/badversion.yaml"
 LD_PRELOAD="$SHIM" FAULT_PATH="$T/full" FAULT_NTH=10 FAULT_LOG="$T/fault.log" \
 	"$P" -j agent -m "$T/m" --trace-dir "$T/full" --state-file "$T/state2.json" \
-	--metrics-dir "$T/metrics" --rotate 3s --duty always >"$T/out.json" 2>"$T/err2" &
+	--metrics-dir "$T/metrics" --rotate 3s --duty always --budget off \
+	>"$T/out.json" 2>"$T/err2" &
 ag=$!
 pids="$pids $ag"
 sleep 12
@@ -90,7 +94,8 @@ grep -Eq '^probity_agent_windows_total\{manifest="demo",result="failed"\} [2-9]'
 # 4. the size cap: --max-trace-mib 1 rotates long before --rotate 60s; every
 #    rotated trace reached the cap and reads back whole
 "$P" -j agent -m "$T/m" --trace-dir "$T/cap" --state-file "$T/state3.json" --metrics-dir none \
-	--rotate 60s --max-trace-mib 1 --interval 100ms --duty always >"$T/out3.json" 2>"$T/err3" &
+	--rotate 60s --max-trace-mib 1 --interval 100ms --duty always --budget off \
+	>"$T/out3.json" 2>"$T/err3" &
 ag=$!
 pids="$pids $ag"
 i=0

@@ -6,7 +6,7 @@
 # a file) when the agent attaches to it; it then forks two workers without
 # exec (no exec event: the recorder follows forks). Process k does
 # (k + 1) * 100 iterations of 4 events: the window has the parent and both
-# workers with exact counts. The workers outlive the window (-e): the
+# workers with exact counts (--budget off: no probe is windowed). The workers outlive the window (-e): the
 # next window lists them as targets (counted `forked`), and both windows
 # read back with `probity report`.
 set -u
@@ -24,7 +24,7 @@ cp "$FIX/multiproc/forker.yaml" "$T/m/forker.yaml"
 f=$!
 pids="$pids $f"
 "$P" -j agent -m "$T/m" --trace-dir "$T/traces" --state-file "$T/state.json" --metrics-dir none \
-	--rotate 6s --duty always --interval 500ms >"$T/out.json" 2>"$T/err" &
+	--rotate 6s --duty always --interval 500ms --budget off >"$T/out.json" 2>"$T/err" &
 ag=$!
 pids="$pids $ag"
 i=0
