@@ -100,6 +100,38 @@ static double wait_weight(const struct analysis *a, const struct finish_ctx *x, 
 	return (double)e->wait_ns * (*share_known ? 0.25 + 0.75 * *share : 1.0);
 }
 
+/* record --budget windowed r (v7 traces): the share of the run its
+ * windows covered, and the holds its closes cut at an age of at least the
+ * long-hold threshold (lower bounds: a cut hold is never seen whole).
+ * Aggregated long-hold time is scaled to the run (1 / share), so that it
+ * compares with the always-on WAITs' wait time over the whole run. */
+static void an_window_scale(const struct analysis *a, const struct finish_ctx *x, size_t r,
+			    struct res_ev *e)
+{
+	const struct an_res_win *rw = &a->rwin[r];
+	uint64_t obs = rw->obs_ns;
+	int i;
+
+	if (!a->windowed[r] || !rw->wins.n)
+		return;
+	if (rw->open_since && x->t_end > rw->open_since)
+		obs += x->t_end - rw->open_since;	/* attached to the end */
+	e->est = true;
+	e->n_win = rw->wins.n;
+	e->share = clamp01((double)obs / x->dur_ns);
+	if (e->share <= 0)
+		e->share = 1e-3;
+	for (i = 0; i < PB_HIST_BUCKETS; i++)
+		if ((double)(1ull << i) >= (double)a->o.long_hold_ns && rw->cut_hist[i]) {
+			e->cut_long_n += rw->cut_hist[i];
+			e->cut_long_ns += (double)(1ull << i) * (double)rw->cut_hist[i];
+		}
+	if (x->have_events)
+		return;	/* holds from RELEASE records: not scaled (docs/record.md) */
+	e->long_n_agg += e->cut_long_n;
+	e->long_ns_agg = (e->long_ns_agg + e->cut_long_ns) / e->share;
+}
+
 /* Resource r's evidence and findings; holds_r are its holds (by start). */
 static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, size_t r,
 			      struct res_ev *e, const struct an_span *holds_r, size_t n_holds_r)
@@ -113,6 +145,7 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 		an_join_waits(a, r, e, holds_r, n_holds_r);
 		an_join_lives(a, r, e, x->t_end, x->t_start);
 	}
+	an_window_scale(a, x, r, e);
 	an_probefx_correct(a, r, e);
 	hold_events = e->n_hold_spans > 0;
 	/* contention: wait time, discounted when the wakeups show that waits
@@ -131,9 +164,12 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 	if (e->waits && !an_probefx_dominated(a, r))
 		an_finding_contention(a, r, e, x->dur_ns, w_eff, share, share_known, explained);
 	/* windowed (record --budget): its ACQUIRE - RELEASE drift across
-	 * window edges is unknown, never a leak (docs/record.md) */
+	 * window edges is unknown; only the growth inside windows, with its
+	 * bound over the windows, is evidence (docs/record.md) */
 	if (!a->windowed[r])
 		an_finding_leak(a, r, e, x->dur_ns, x->t_start);
+	else
+		an_finding_leak_windowed(a, r, e, x->dur_ns);
 	an_finding_churn(a, r, e, x->dur_ns);
 }
 

@@ -196,6 +196,16 @@ static void lost_evidence(struct analysis *a, struct finding *f, size_t r, uint6
 	}
 }
 
+/* record --budget windowed r: the finding's magnitudes are estimates */
+static void window_estimate(struct finding *f, const struct res_ev *e)
+{
+	if (e->est)
+		ev_add(f, "window_share", 100.0 * e->share, "%",
+		       "estimated: its ACQUIRE/USE/RELEASE probes were on in %zu windows covering "
+		       "%.1f %% of the run (record --budget); counts are the windows', rates and "
+		       "times scaled to the run", e->n_win, 100.0 * e->share);
+}
+
 /* ---- the diagnoses -------------------------------------------------------- */
 
 /* The contended WAIT descriptors of r: those whose time is not mostly
@@ -427,12 +437,25 @@ void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double
 	an_fmt_ns(t1, sizeof(t1), (double)a->o.long_hold_ns);
 	an_fmt_ns(t2, sizeof(t2), explained);
 	an_fmt_ns(t3, sizeof(t3), lns);
-	f->summary = xasprintf("long holds of %s: %llu holds >= %s (%s in all) while others waited %s",
-			       name, (unsigned long long)n, t1, t3, t2);
+	f->summary = e->est && !from_events ?
+		xasprintf("long holds of %s: %llu holds >= %s seen in windows covering %.1f %% "
+			  "(≈ %s in all over the run, estimated) while others waited %s",
+			  name, (unsigned long long)n, t1, 100.0 * e->share, t3, t2) :
+		xasprintf("long holds of %s: %llu holds >= %s (%s in all) while others waited %s",
+			  name, (unsigned long long)n, t1, t3, t2);
 	ev_add(f, "long_holds", (double)n, "holds", "%llu holds >= %s%s", (unsigned long long)n, t1,
 	       from_events ? "" : " (from the hold-time histogram)");
 	ev_add(f, "long_hold_ns", lns, "ns", "long-hold time: %s%s", t3,
-	       from_events ? "" : " (estimated at bucket midpoints)");
+	       from_events ? "" : e->est ? " (estimated: bucket midpoints, cut holds at their age, "
+					   "scaled to the run from its windows)" :
+			   " (estimated at bucket midpoints)");
+	if (e->cut_long_n) {
+		an_fmt_ns(t3, sizeof(t3), (double)e->cut_long_n ? e->cut_long_ns / (double)e->cut_long_n : 0);
+		ev_add(f, "cut_long_holds", (double)e->cut_long_n, "holds",
+		       "%llu holds still open when a window closed, already held >= %s (mean lower bound "
+		       "%s): long holds never seen whole%s", (unsigned long long)e->cut_long_n, t1, t3,
+		       from_events ? " (not counted above)" : " (counted above at their age)");
+	}
 	if (from_events && e->long_max) {
 		an_fmt_ns(t3, sizeof(t3), (double)e->long_max);
 		ev_add(f, "long_hold_max_ns", (double)e->long_max, "ns", "longest hold: %s", t3);
@@ -458,6 +481,7 @@ void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double
 		       (unsigned long long)a->snap_res[r].io_while_holding,
 		       (unsigned long long)a->snap_res[r].faults_while_holding, t1);
 	}
+	window_estimate(f, e);
 	rest_on(a, f, r, (1u << PB_EV_ACQUIRE) | (1u << PB_EV_RELEASE) | (1u << PB_EV_WAIT), NULL);
 	lost_evidence(a, f, r, e->acquires, from_events);
 }
@@ -620,6 +644,141 @@ void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_
 	lost_evidence(a, f, r, e->acquires, !from_series);
 }
 
+/* one-sided 99 % Student t quantile for df degrees of freedom */
+static double t99(size_t df)
+{
+	static const double t[] = { 0, 31.82, 6.96, 4.54, 3.75, 3.36, 3.14, 3.00, 2.90, 2.82, 2.76 };
+
+	if (df < sizeof(t) / sizeof(t[0]))
+		return t[df];
+	return df < 15 ? 2.68 : df < 20 ? 2.60 : df < 30 ? 2.53 : df < 60 ? 2.46 : 2.39;
+}
+
+/* square root by Newton's method (the tree links without libm) */
+static double an_sqrt(double v)
+{
+	double x = v > 1 ? v : 1;
+
+	if (!(v > 0))
+		return 0;
+	for (int i = 0; i < 64; i++)
+		x = 0.5 * (x + v / x);
+	return x;
+}
+
+/* The growth rate of a windowed resource: acquires - releases per second
+ * inside its windows (a ratio estimate over the windows), its standard
+ * error from the windows' spread, and the observed growth. False below
+ * LEAK_WIN_MIN windows. */
+static bool window_growth(const struct an_vec *v, double *g, double *se, double *sum_d,
+			  double *sum_w)
+{
+	const struct an_win *w = v->v;
+	double ss = 0;
+	size_t i;
+
+	*sum_d = *sum_w = 0;
+	for (i = 0; i < v->n; i++) {
+		*sum_d += w[i].growth;
+		*sum_w += w[i].w_s;
+	}
+	if (v->n < LEAK_WIN_MIN || *sum_w <= 0)
+		return false;
+	*g = *sum_d / *sum_w;
+	for (i = 0; i < v->n; i++)
+		ss += (w[i].growth - *g * w[i].w_s) * (w[i].growth - *g * w[i].w_s);
+	*se = an_sqrt(ss * (double)v->n / (double)(v->n - 1)) / *sum_w;
+	return true;
+}
+
+/* The windows whose close cut a hold already older than any normal hold
+ * of r: the leak age, or 16 x the p99.9 of r's holds seen whole (as the
+ * leak hypothesis, docs/validation.md); *old = those holds. Ages are
+ * bucket lower bounds. */
+static size_t old_cut_windows(const struct analysis *a, size_t r, const struct res_ev *e,
+			      uint64_t *old, double *thr)
+{
+	const struct an_vec *v = &a->rwin[r].wins;
+	const struct an_win *w = v->v;
+	size_t i, n = 0;
+	int b;
+
+	*thr = 16.0 * hist_quantile(e->hold_hist, 0.999);
+	if (*thr < (double)a->o.leak_age_ns)
+		*thr = (double)a->o.leak_age_ns;
+	*old = 0;
+	for (i = 0; i < v->n; i++) {
+		uint64_t k = 0;
+
+		for (b = 0; b < PB_HIST_BUCKETS; b++)
+			if ((double)(1ull << b) >= *thr)
+				k += w[i].cut_hist[b];
+		*old += k;
+		n += k > 0;
+	}
+	return n;
+}
+
+/* A windowed resource (record --budget) leaks when, consistently across
+ * its windows, ACQUIREs exceed RELEASEs inside them (both probes on: no
+ * edge in between; at least LEAK_MIN_GROWTH counted) and their closes cut
+ * holds older than any normal hold (in at least LEAK_WIN_MIN windows and
+ * half of them). Holds in flight at a close also raise a window's growth,
+ * but are young; a long hold is old, but is released, so the growth of
+ * its windows averages zero. The growth over the run is the rate x the
+ * run's length: an estimate, with its error over the windows. */
+void an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns)
+{
+	const struct pb_resource *res = &a->m->resources[r];
+	const struct an_res_win *rw = &a->rwin[r];
+	double g = 0, se = 0, sum_d, sum_w, t, lo, growth, ref, thr;
+	uint64_t old;
+	size_t n_old;
+	struct finding *f;
+
+	if (!e->has_acquire_desc || !e->has_release_desc || res->class == PB_CLASS_CREDIT ||
+	    !window_growth(&rw->wins, &g, &se, &sum_d, &sum_w))
+		return;
+	t = t99(rw->wins.n - 1);
+	lo = g - t * se;
+	n_old = old_cut_windows(a, r, e, &old, &thr);
+	if (sum_d < LEAK_MIN_GROWTH || !(g > 0) || n_old < LEAK_WIN_MIN || 2 * n_old < rw->wins.n)
+		return;
+	growth = g * dur_ns / 1e9;
+	ref = res->has_capacity && res->capacity >= 8 ? (double)res->capacity : 64;
+	f = new_finding(a, FINDING_LEAK, r);
+	if (!f)
+		return;
+	/* quality: the share of windows whose close found old holds */
+	f->severity = 100.0 * clamp01(growth / ref) * (double)n_old / (double)rw->wins.n;
+	f->certainty = 0.8;	/* an estimate from windows */
+	f->summary = xasprintf("leak / unbounded growth of %s (estimated from %zu windows covering "
+			       "%.1f %%): ACQUIRE - RELEASE grew by %.0f in them, ≈ %.0f ± %.0f over "
+			       "the run (%+.1f/s)", res->name, rw->wins.n, 100.0 * e->share, sum_d,
+			       growth, 1.96 * se * dur_ns / 1e9, g);
+	ev_add(f, "imbalance_growth", growth, "acquisitions",
+	       "ACQUIRE - RELEASE grew by %.0f %s inside %zu windows (%.2f s, both probes on); "
+	       "over the run ≈ %.0f ± %.0f (1.96 standard errors over the windows)", sum_d,
+	       res->units ? res->units : "units", rw->wins.n, sum_w, growth,
+	       1.96 * se * dur_ns / 1e9);
+	ev_add(f, "slope_per_s", g, "acquisitions/s", "growth rate %+.1f/s ± %.1f (standard error "
+	       "over the windows; %s 99 %% one-sided bound %+.1f/s)", g, se,
+	       lo > 0 ? "positive" : "not yet positive at the", lo);
+	ev_add(f, "old_cut_holds", (double)old, "holds",
+	       "%zu of %zu window closes cut holds already held >= %.1f ms (%llu such holds; the leak "
+	       "age or 16x the p99.9 of the holds seen whole); the oldest %.1f ms, %llu generations "
+	       "(%llu holds) live at the closes in all", n_old, rw->wins.n, thr / 1e6,
+	       (unsigned long long)old, (double)rw->cut_age_max_ns / 1e6,
+	       (unsigned long long)rw->cut_lives, (unsigned long long)rw->cut_holders);
+	if (res->has_capacity)
+		ev_add(f, "capacity", (double)res->capacity, res->units ? res->units : "units",
+		       "declared capacity %llu %s", (unsigned long long)res->capacity,
+		       res->units ? res->units : "units");
+	window_estimate(f, e);
+	rest_on(a, f, r, (1u << PB_EV_ACQUIRE) | (1u << PB_EV_RELEASE), NULL);
+	lost_evidence(a, f, r, e->acquires, false);
+}
+
 void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur_ns)
 {
 	const char *name = a->m->resources[r].name;
@@ -641,7 +800,9 @@ void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur
 	share = total ? wasted / total : 0;
 	if (wasted < CHURN_MIN_CYCLES || share < CHURN_MIN_SHARE)
 		return;
-	rate = wasted / (dur_ns / 1e9);
+	/* a windowed resource's cycles were counted in its windows only: its
+	 * rate is per second observed */
+	rate = wasted / (dur_ns * (e->est ? e->share : 1.0) / 1e9);
 	f = new_finding(a, FINDING_CHURN, r);
 	if (!f)
 		return;
@@ -655,6 +816,7 @@ void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur
 	       (unsigned long long)e->acquires, (unsigned long long)e->uses,
 	       (unsigned long long)e->releases);
 	ev_add(f, "waste_share", 100.0 * share, "%", "%.0f %% of cycles did no useful work", 100.0 * share);
+	window_estimate(f, e);
 	rest_on(a, f, r, (1u << PB_EV_ACQUIRE) | (1u << PB_EV_USE) | (1u << PB_EV_RELEASE), NULL);
 	lost_evidence(a, f, r, e->acquires, from_events);
 }

@@ -18,6 +18,7 @@
 #include "analyze/analyze_int.h"
 
 #define LEAK_MIN_GROWTH		8
+#define LEAK_WIN_MIN		2	/* windows with old cut holds a windowed leak needs */
 #define CHURN_MIN_CYCLES	100
 #define CHURN_MIN_SHARE		0.5
 #define CHURN_FULL_RATE		1000.0
@@ -63,6 +64,14 @@ struct res_ev {
 	uint64_t lives, lives_closed, cycles, churn_cycles, stuck_lives, stuck_pins;
 	uint64_t reused_instances;
 	unsigned stuck_slices;
+	/* record --budget (v7 traces): r was windowed, so its ACQUIRE, USE
+	 * and RELEASE counts are what its windows saw; extensive figures are
+	 * scaled by 1 / share (diagnose.c an_window_scale) */
+	bool est;
+	double share;			/* of the run inside its windows */
+	size_t n_win;
+	uint64_t cut_long_n;		/* holds cut by a close at an age >= long_hold_ns */
+	double cut_long_ns;		/* ... their ages (lower bounds) */
 };
 
 static inline int cmp_u64(uint64_t a, uint64_t b)
@@ -106,6 +115,8 @@ void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double
 void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
 		     uint64_t t_start);
 void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
+/* a windowed resource: net growth per window second, with its bound */
+void an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
 /* a finding resting on a stale or suspect descriptor says so first */
 void an_model_summary(struct analysis *a, struct finding *f);
 

@@ -96,6 +96,7 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->origin = c->origin;
 	n = g->n_desc + 1;
 	g->hits = calloc(n, sizeof(*g->hits));
+	g->events = calloc(n, sizeof(*g->events));
 	g->prev = calloc(n, sizeof(*g->prev));
 	g->warm_hits = calloc(n, sizeof(*g->warm_hits));
 	g->open_hits = calloc(n, sizeof(*g->open_hits));
@@ -105,7 +106,7 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->must = calloc(n, sizeof(*g->must));
 	g->rate = calloc(n, sizeof(*g->rate));
 	g->hz = calloc(n, sizeof(*g->hz));
-	if (!g->hits || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
+	if (!g->hits || !g->events || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
 	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g)) {
 		governor__free(g);
 		errno = ENOMEM;
@@ -317,7 +318,14 @@ static void set_duty(struct governor *g, double allowed, double on, double hot, 
 				  (double)g->o.period_ns);
 	if (g->window_ns < g->o.min_window_ns)
 		g->window_ns = g->o.min_window_ns;
-	g->cycle_ns = g->duty > 0 ? (uint64_t)((double)g->window_ns / g->duty) : g->o.period_ns;
+	/* every close costs the detach's latency at full rate (the probes
+	 * fire until their links are gone): a window shorter than that spends
+	 * more on its close than on what it sees, so it lasts at least the
+	 * last close's latency, and the cycle pays for both */
+	if (g->window_ns < g->close_lat_ns)
+		g->window_ns = g->close_lat_ns;
+	g->cycle_ns = g->duty > 0 ? (uint64_t)((double)(g->window_ns + g->close_lat_ns) / g->duty) :
+				    g->o.period_ns;
 	if (g->cycle_ns < g->o.period_ns)
 		g->cycle_ns = g->o.period_ns;
 }
@@ -457,6 +465,42 @@ static void window_mark(struct governor *g, struct gov_group *gr, bool on, uint6
 	emit(&w, sizeof(w), NULL, ctx);
 }
 
+/* the group's ACQUIRE and RELEASE events in g->events */
+static void group_events(const struct governor *g, const struct gov_group *gr, uint64_t *acq,
+			 uint64_t *rel)
+{
+	*acq = *rel = 0;
+	for (size_t k = 0; k < gr->n_desc; k++) {
+		enum pb_event_kind kind = desc_kind(g, gr->descs[k]);
+
+		if (kind == PB_EV_ACQUIRE)
+			*acq += g->events[gr->descs[k]];
+		else if (kind == PB_EV_RELEASE)
+			*rel += g->events[gr->descs[k]];
+	}
+}
+
+/* The close's PB_REC_WINDOW_STATS (after its close mark): the window's
+ * net growth (ACQUIRE - RELEASE events while both were on) and the
+ * generations it cut (gr->cut, read before the close forgot them). */
+static void window_stats(struct governor *g, struct gov_group *gr, uint64_t ts,
+			 gov_emit_fn emit, void *ctx)
+{
+	struct pb_rec_window_stats *w = &gr->cut;
+	uint64_t acq, rel;
+
+	group_events(g, gr, &acq, &rel);
+	w->hdr.type = PB_REC_WINDOW_STATS;
+	w->hdr.version = PB_EVENTS_VERSION;
+	w->hdr.size = sizeof(*w);
+	w->hdr.ts_ns = ts;
+	w->resource = gr->res;
+	w->open_ns = gr->win_open_ns;
+	w->acquires = acq - gr->win_acq_ev0;
+	w->releases = rel - gr->win_rel_ev0;
+	emit(w, sizeof(*w), NULL, ctx);
+}
+
 /* open one group: RELEASE/USE/WAIT first, ACQUIREs last (a pinned WAIT
  * is attached already; one pinned since it was detached comes back) */
 static int open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts)
@@ -473,6 +517,8 @@ static int open_group(struct governor *g, struct engine *e, struct gov_group *gr
 	*ts = pb_mono_ns();	/* the window begins after the last attach */
 	gr->att_ns = *ts;
 	gr->attached = true;
+	if (!engine__desc_events(e, g->events, g->n_desc))
+		group_events(g, gr, &gr->win_acq_ev0, &gr->win_rel_ev0);
 	return err;
 }
 
@@ -483,12 +529,15 @@ static int open_group(struct governor *g, struct engine *e, struct gov_group *gr
 static int close_groups(struct governor *g, struct engine *e, uint64_t *ts)
 {
 	struct gov_detach *d = calloc(g->n_groups + 1, sizeof(*d));
+	uint64_t end;
 	size_t i;
 	int err = 0;
 
 	if (!d)
 		return -ENOMEM;
 	*ts = pb_mono_ns();
+	if (engine__desc_events(e, g->events, g->n_desc) && !err)
+		err = -EIO;
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[i];
 
@@ -496,6 +545,10 @@ static int close_groups(struct governor *g, struct engine *e, uint64_t *ts)
 			continue;
 		d[i] = (struct gov_detach){ .g = g, .e = e, .gr = gr };
 		gr->n_move = movable(g, gr);
+		/* the generations this close cuts, before it forgets them */
+		memset(&gr->cut, 0, sizeof(gr->cut));
+		if (engine__live_ages(e, gr->res, *ts, &gr->cut) && !err)
+			err = -EIO;
 		if (engine__forget_resource(e, gr->res, NULL) && !err)
 			err = -EIO;
 		d[i].started = !pthread_create(&d[i].th, NULL, detach_group, &d[i]);
@@ -513,8 +566,13 @@ static int close_groups(struct governor *g, struct engine *e, uint64_t *ts)
 			err = d[i].err;
 		if (engine__forget_resource(e, gr->res, NULL) && !err)
 			err = -EIO;
-		if (gr->att_ns && *ts > gr->att_ns)
-			gr->on_ns_dec += *ts - (gr->att_ns > g->dec_ns ? gr->att_ns : g->dec_ns);
+		/* its probes fired until the detach completed: the hits of the
+		 * detach count against the time to its end, or the rates would
+		 * be inflated by (window + detach) / window */
+		end = pb_mono_ns();
+		gr->cut.detached_ns = end;
+		if (gr->att_ns && end > gr->att_ns)
+			gr->on_ns_dec += end - (gr->att_ns > g->dec_ns ? gr->att_ns : g->dec_ns);
 		gr->att_ns = 0;
 		gr->attached = false;
 		gr->closing = true;
@@ -574,6 +632,8 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 			gov_sample_window(g, gr, ts);
 		}
 		window_mark(g, gr, on, ts, emit, ctx);
+		if (!on)
+			window_stats(g, gr, ts, emit, ctx);
 	}
 	if (on) {
 		g->n_open++;
@@ -589,6 +649,31 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		g->next_ns = g->cycle_start + g->cycle_ns;
 		if (g->next_ns < end)
 			g->next_ns = end;
+	}
+	return err;
+}
+
+/* A resource the plan no longer windows, but whose probes a window's
+ * close detached, is attached at once: waiting for the next window, which
+ * the ledger may postpone for the rest of a short run, would leave an
+ * always-on resource dark (its cost is in the always-on set the plan fit
+ * in the allowance). */
+static int attach_unwindowed(struct governor *g, struct engine *e, gov_emit_fn emit, void *ctx)
+{
+	uint64_t ts = 0;
+	int err = 0, err2;
+
+	for (size_t i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[i];
+
+		if (gr->windowed || gr->attached)
+			continue;
+		err2 = open_group(g, e, gr, &ts);
+		if (err2 && !err)
+			err = err2;
+		gr->win_open_ns = ts;
+		gov_group_hits(g, gr, g->hits, &gr->win_acq0, &gr->win_ev0);
+		window_mark(g, gr, true, ts, emit, ctx);
 	}
 	return err;
 }
@@ -650,7 +735,7 @@ static bool ledger_wait(struct governor *g, uint64_t now)
 	ledger(g, now, &spent, &allowed);
 	/* the window's expected cost (the hits while its links are being
 	 * destroyed are counted by the engine and land in the ledger) */
-	spent += g->hot_rate * (double)g->window_ns / NS_PER_S;
+	spent += g->hot_rate * (double)(g->window_ns + g->close_lat_ns) / NS_PER_S;
 	if (spent <= allowed)
 		return false;
 	wait = spare > 0 ? (spent - allowed) / spare * NS_PER_S : (double)g->o.period_ns;
@@ -675,8 +760,14 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		g->start_ns = g->dec_ns = now;
 		g->cpu_start = g->dec_cpu = cpu_ns;
 		g->next_ns = now + GOV_WARM_TICK_NS;
-		for (size_t i = 0; i < g->n_groups; i++)
-			g->groups[i].win_open_ns = g->groups[i].att_ns = now;
+		if (engine__desc_events(e, g->events, g->n_desc))
+			memset(g->events, 0, g->n_desc * sizeof(*g->events));
+		for (size_t i = 0; i < g->n_groups; i++) {
+			struct gov_group *gr = &g->groups[i];
+
+			gr->win_open_ns = gr->att_ns = now;
+			group_events(g, gr, &gr->win_acq_ev0, &gr->win_rel_ev0);
+		}
 	}
 	err = account(g, e, now, cpu_ns);
 	if (err)
@@ -699,6 +790,9 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	/* between windows: re-plan every period, or when overspending */
 	if (!g->decided || now - g->dec_ns >= g->o.period_ns || overspent(g, now)) {
 		decide(g, e, now, cpu_ns, emit, ctx);
+		err = attach_unwindowed(g, e, emit, ctx);
+		if (err)
+			return err;
 		if (gov_any_open(g)) {	/* newly windowed: their window ends now */
 			g->cycle_start = now;
 			return set_windows(g, e, false, emit, ctx);
@@ -767,6 +861,7 @@ void governor__free(struct governor *g)
 	free(g->group_of);
 	free(g->groups);
 	free(g->hits);
+	free(g->events);
 	free(g->prev);
 	free(g->warm_hits);
 	free(g->open_hits);

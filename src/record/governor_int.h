@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "record/governor.h"
+#include "engine/events.h"
 
 #define GOV_GROUP_MAX_DESC	16
 
@@ -33,6 +34,10 @@ struct gov_group {
 	double acq_raw_sum;		/* ... as counted in the windows */
 	double ev_sum, ev_sumsq;	/* events per s, per window */
 	uint64_t acq_in, ev_in;		/* counted inside windows */
+	/* the open window's ACQUIRE/RELEASE events at its open, and what its
+	 * close saw (PB_REC_WINDOW_STATS: net growth, cut generations) */
+	uint64_t win_acq_ev0, win_rel_ev0;
+	struct pb_rec_window_stats cut;	/* .detached_ns: set by the close */
 };
 
 struct gov_cpu_seen {
@@ -56,6 +61,7 @@ struct governor {
 	struct gov_group *groups;
 	size_t n_groups;
 	uint64_t *hits, *prev, *warm_hits;
+	uint64_t *events;		/* per descriptor, read at window edges */
 	uint64_t *open_hits;		/* hits when the windows last opened */
 	uint64_t win_ts;		/* ... at this time */
 	double win_share;		/* the probes' share of the target's CPU
