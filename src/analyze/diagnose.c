@@ -132,6 +132,25 @@ static void an_window_scale(const struct analysis *a, const struct finish_ctx *x
 	e->long_ns_agg = (e->long_ns_agg + e->cut_long_ns) / e->share;
 }
 
+/* A resource the governor stopped windowing (its probes attached to the
+ * end since its last open): the snapshots from the first one after that
+ * open on see every ACQUIRE and RELEASE, so their ACQUIRE - RELEASE trend
+ * is a leak's evidence as without windows (at least 3 of them). */
+static void leak_after_windows(struct analysis *a, const struct finish_ctx *x, size_t r,
+			       struct res_ev *e)
+{
+	const struct an_vec *sv = &a->series[r];
+	uint64_t since = a->rwin[r].open_since;
+	size_t from = 0;
+
+	if (!since)
+		return;
+	while (from < sv->n && AN_AT(sv, struct an_point_res, from)->ts <= since)
+		from++;
+	if (from && sv->n - from >= 3)
+		an_finding_leak(a, r, e, x->dur_ns, x->t_start, from);
+}
+
 /* Resource r's evidence and findings; holds_r are its holds (by start). */
 static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, size_t r,
 			      struct res_ev *e, const struct an_span *holds_r, size_t n_holds_r)
@@ -167,9 +186,9 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 	 * window edges is unknown; only the growth inside windows, with its
 	 * bound over the windows, is evidence (docs/record.md) */
 	if (!a->windowed[r])
-		an_finding_leak(a, r, e, x->dur_ns, x->t_start);
-	else
-		an_finding_leak_windowed(a, r, e, x->dur_ns);
+		an_finding_leak(a, r, e, x->dur_ns, x->t_start, 0);
+	else if (!an_finding_leak_windowed(a, r, e, x->dur_ns) && !x->have_events)
+		leak_after_windows(a, x, r, e);
 	an_finding_churn(a, r, e, x->dur_ns);
 }
 

@@ -513,11 +513,10 @@ static void regress(const struct an_point_res *p, size_t n, double *slope, doubl
  * snapshot series when there is one (a linear trend over 3 or more
  * points), else from the lifetimes still open at the end. False when r
  * does not grow enough to be a leak. */
-static bool leak_growth(const struct analysis *a, size_t r, const struct res_ev *e,
-			double dur_ns, uint64_t t_start, double *growth, double *quality,
-			double *slope, double *r2)
+static bool leak_growth(const struct analysis *a, const struct an_vec *sv, const struct res_ev *e,
+			double dur_ns, uint64_t t_start, bool from_zero, double *growth,
+			double *quality, double *slope, double *r2)
 {
-	const struct an_vec *sv = &a->series[r];
 	const struct an_point_res *pts = sv->v;
 
 	if (!sv->n) {
@@ -531,11 +530,11 @@ static bool leak_growth(const struct analysis *a, size_t r, const struct res_ev 
 	if (sv->n >= 3) {
 		regress(pts, sv->n, slope, r2);
 		*growth = (double)pts[sv->n - 1].imbalance -
-			  (a->o.counters_from_zero ? 0.0 : (double)pts[0].imbalance);
+			  (from_zero ? 0.0 : (double)pts[0].imbalance);
 		*quality = *r2;
 	} else {
 		/* too few points for a trend: grow from zero at the start */
-		bool from_first = sv->n == 2 && !a->o.counters_from_zero;
+		bool from_first = sv->n == 2 && !from_zero;
 		int64_t first = from_first ? pts[0].imbalance : 0;
 		uint64_t t0 = from_first ? pts[0].ts : t_start;
 
@@ -594,11 +593,12 @@ static void leak_capacity(struct analysis *a, struct finding *f, size_t r)
 }
 
 void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
-		     uint64_t t_start)
+		     uint64_t t_start, size_t from)
 {
 	const struct pb_resource *res = &a->m->resources[r];
-	const struct an_vec *sv = &a->series[r];
-	const struct an_point_res *pts = sv->v;
+	struct an_vec view = a->series[r];
+	const struct an_vec *sv = &view;
+	const struct an_point_res *pts;
 	double growth = 0, quality = 0, slope = 0, r2 = 0, ref;
 	bool from_series = sv->n > 0;
 	struct finding *f;
@@ -608,8 +608,16 @@ void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_
 	 * a leak, so credit resources get no leak diagnosis */
 	if (!e->has_acquire_desc || !e->has_release_desc || res->class == PB_CLASS_CREDIT)
 		return;
-	if (!leak_growth(a, r, e, dur_ns, t_start, &growth, &quality, &slope, &r2) &&
-	    !a->leak[r].windows)
+	if (from) {	/* the snapshots after a window opened for good */
+		if (from >= view.n)
+			return;
+		view.v = AN_AT(&a->series[r], struct an_point_res, from);
+		view.n -= from;
+		t_start = AN_AT(&view, struct an_point_res, 0)->ts;
+	}
+	pts = view.v;
+	if (!leak_growth(a, sv, e, dur_ns, t_start, !from && a->o.counters_from_zero, &growth,
+			 &quality, &slope, &r2) && !a->leak[r].windows)
 		return;
 	ref = res->has_capacity && res->capacity >= 8 ? (double)res->capacity : 64;
 	f = new_finding(a, FINDING_LEAK, r);
@@ -727,7 +735,7 @@ static size_t old_cut_windows(const struct analysis *a, size_t r, const struct r
  * but are young; a long hold is old, but is released, so the growth of
  * its windows averages zero. The growth over the run is the rate x the
  * run's length: an estimate, with its error over the windows. */
-void an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns)
+bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns)
 {
 	const struct pb_resource *res = &a->m->resources[r];
 	const struct an_res_win *rw = &a->rwin[r];
@@ -738,17 +746,17 @@ void an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, do
 
 	if (!e->has_acquire_desc || !e->has_release_desc || res->class == PB_CLASS_CREDIT ||
 	    !window_growth(&rw->wins, &g, &se, &sum_d, &sum_w))
-		return;
+		return false;
 	t = t99(rw->wins.n - 1);
 	lo = g - t * se;
 	n_old = old_cut_windows(a, r, e, &old, &thr);
 	if (sum_d < LEAK_MIN_GROWTH || !(g > 0) || n_old < LEAK_WIN_MIN || 2 * n_old < rw->wins.n)
-		return;
+		return false;
 	growth = g * dur_ns / 1e9;
 	ref = res->has_capacity && res->capacity >= 8 ? (double)res->capacity : 64;
 	f = new_finding(a, FINDING_LEAK, r);
 	if (!f)
-		return;
+		return false;
 	/* quality: the share of windows whose close found old holds */
 	f->severity = 100.0 * clamp01(growth / ref) * (double)n_old / (double)rw->wins.n;
 	f->certainty = 0.8;	/* an estimate from windows */
@@ -777,6 +785,7 @@ void an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, do
 	window_estimate(f, e);
 	rest_on(a, f, r, (1u << PB_EV_ACQUIRE) | (1u << PB_EV_RELEASE), NULL);
 	lost_evidence(a, f, r, e->acquires, false);
+	return true;
 }
 
 void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur_ns)

@@ -112,11 +112,13 @@ void an_finding_contention(struct analysis *a, size_t r, struct res_ev *e, doubl
 			   double w_eff, double share, bool share_known, double explained);
 void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
 			  double explained, bool from_events);
+/* from: the first snapshot of r's series to use (record --budget: the
+ * ones after its probes were attached for good), 0 = all */
 void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
-		     uint64_t t_start);
+		     uint64_t t_start, size_t from);
 void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
 /* a windowed resource: net growth per window second, with its bound */
-void an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
+bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
 /* a finding resting on a stale or suspect descriptor says so first */
 void an_model_summary(struct analysis *a, struct finding *f);
 

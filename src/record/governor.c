@@ -265,6 +265,7 @@ static double classify_groups(struct governor *g, double allowed, double *on, bo
 		bool was = gr->windowed;
 
 		gr->windowed = gr->full_rate > 0 && *on + gr->full_rate > allowed / 2;
+		gr->on_streak = gr->windowed ? 0 : gr->on_streak + 1;
 		*changed |= was != gr->windowed;
 		if (gr->windowed)
 			hot += gr->full_rate;
@@ -657,7 +658,9 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
  * close detached, is attached at once: waiting for the next window, which
  * the ledger may postpone for the rest of a short run, would leave an
  * always-on resource dark (its cost is in the always-on set the plan fit
- * in the allowance). */
+ * in the allowance). Only after two plans in a row kept it on: a resource
+ * at the edge flips between plans, and each attach is paid again by a
+ * close (the detach latency at full rate). */
 static int attach_unwindowed(struct governor *g, struct engine *e, gov_emit_fn emit, void *ctx)
 {
 	uint64_t ts = 0;
@@ -666,7 +669,7 @@ static int attach_unwindowed(struct governor *g, struct engine *e, gov_emit_fn e
 	for (size_t i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[i];
 
-		if (gr->windowed || gr->attached)
+		if (gr->windowed || gr->attached || gr->on_streak < 2)
 			continue;
 		err2 = open_group(g, e, gr, &ts);
 		if (err2 && !err)

@@ -20,6 +20,7 @@ struct gov_group {
 	uint32_t descs[GOV_GROUP_MAX_DESC];
 	size_t n_desc;
 	bool windowed, attached, closing;
+	unsigned on_streak;		/* consecutive plans that kept it always on */
 	double full_rate;		/* probe ns per s with every probe on (warm-up) */
 	double warm_hits_rate;		/* events per s in the warm-up */
 	/* the open window, and one sample per window of its rates */
