@@ -571,7 +571,7 @@ static void add_window(struct analysis *a, const struct pb_rec_window *w)
 	}
 }
 
-/* record --budget (v7): what a closed window of a resource saw: its
+/* record --budget (PB_REC_WINDOW_STATS): what a closed window of a resource saw: its
  * length and net growth (one sample of the leak estimate) and the
  * generations its close cut, with their ages (lower bounds of holds) */
 static void add_window_stats(struct analysis *a, const struct pb_rec_window_stats *w)

@@ -111,7 +111,7 @@ struct analysis {
 	size_t life_hash_cap;
 	uint64_t *use_unmatched, *release_unmatched;	/* per resource */
 	bool *windowed;			/* per resource: record --budget windowed it */
-	struct an_res_win *rwin;	/* per resource: its windows (v7 traces) */
+	struct an_res_win *rwin;	/* per resource: its window statistics */
 	uint64_t res_state_full_rec;
 	uint64_t lives_ended_by_exit;	/* open lifetimes closed by their process's exit */
 	const struct trace_proc *procs;	/* names (analysis__set_procs), borrowed */

@@ -100,7 +100,7 @@ static double wait_weight(const struct analysis *a, const struct finish_ctx *x, 
 	return (double)e->wait_ns * (*share_known ? 0.25 + 0.75 * *share : 1.0);
 }
 
-/* record --budget windowed r (v7 traces): the share of the run its
+/* record --budget windowed r (window statistics): the share of the run its
  * windows covered, and the holds its closes cut at an age of at least the
  * long-hold threshold (lower bounds: a cut hold is never seen whole).
  * Aggregated long-hold time is scaled to the run (1 / share), so that it

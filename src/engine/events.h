@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #endif
 
-#define PB_EVENTS_VERSION	7	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
+#define PB_EVENTS_VERSION	6	/* 2: pb_desc_stats WAIT joins; wakeups_from_release
 					 * counts only wakees inside a WAIT on the resource
 					 * 3: pb_desc_stats.violations[], PB_REC_VIOLATION
 					 * 4: pb_desc_stats.pred_*[] (cross-layer predictions),
@@ -28,7 +28,9 @@
 					 *    pb_engine_stats.pred_moved,
 					 *    PB_REC_WINDOW (record --budget),
 					 *    pb_engine_stats.window_unjudged
-					 * 7: PB_REC_WINDOW_STATS (record --budget) */
+					 * (PB_REC_WINDOW_STATS was added to 6 without a
+					 * bump: a new record type, which a reader that
+					 * does not know it skips; docs/trace-format.md) */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -50,7 +52,7 @@ enum pb_rec_type {
 				 * detached a windowed resource's probes (v6; written
 				 * by user space, never by BPF) */
 	PB_REC_WINDOW_STATS = 10,	/* struct pb_rec_window_stats: what a closed
-				 * window saw (v7; user space, after its close) */
+				 * window saw (user space, after its close) */
 	PB_REC__MAX,
 };
 
@@ -141,7 +143,7 @@ struct pb_rec_window {
 	__u32 duty_ppm;		/* the share of time its windows get, per million */
 };
 
-/* record --budget (v7): what one closed window of a resource saw, written
+/* record --budget: what one closed window of a resource saw, written
  * right after its close record (same ts_ns). acquires/releases count the
  * events of its ACQUIRE/RELEASE descriptors between open_ns (after the
  * last attach) and the close (before the first detach): both kinds were

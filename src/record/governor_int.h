@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include "record/governor.h"
 #include "engine/events.h"
+#include "contract/manifest.h"
 
 #define GOV_GROUP_MAX_DESC	16
 
@@ -87,6 +88,26 @@ struct governor {
 	uint64_t window_ns, cycle_ns;
 	size_t n_open;			/* windows opened after the warm-up */
 };
+
+static inline enum pb_event_kind gov_desc_kind(const struct governor *g, size_t d)
+{
+	return g->p->manifest->events[g->p->descriptors[d].event].kind;
+}
+
+/* gov_window.c: the window edges */
+struct engine;
+size_t gov_movable(const struct governor *g, const struct gov_group *gr);
+void gov_window_mark(struct governor *g, struct gov_group *gr, bool on, uint64_t ts,
+		     gov_emit_fn emit, void *ctx);
+/* the group's ACQUIRE and RELEASE events in g->events */
+void gov_group_events(const struct governor *g, const struct gov_group *gr, uint64_t *acq,
+		      uint64_t *rel);
+void gov_window_stats(struct governor *g, struct gov_group *gr, uint64_t ts, gov_emit_fn emit,
+		      void *ctx);
+/* attach one group (ts: after its last attach); the window's counts start */
+int gov_open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts);
+/* close every open windowed group in parallel (ts: before the first detach) */
+int gov_close_groups(struct governor *g, struct engine *e, uint64_t *ts);
 
 /* gov_report.c */
 void gov_group_hits(const struct governor *g, const struct gov_group *gr, const uint64_t *hits,
