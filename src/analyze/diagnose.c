@@ -110,6 +110,7 @@ static void an_window_scale(const struct analysis *a, const struct finish_ctx *x
 {
 	const struct an_res_win *rw = &a->rwin[r];
 	uint64_t obs = rw->obs_ns;
+	double n, lo;
 	int i;
 
 	if (!a->windowed[r] || !rw->wins.n)
@@ -129,7 +130,14 @@ static void an_window_scale(const struct analysis *a, const struct finish_ctx *x
 	if (x->have_events)
 		return;	/* holds from RELEASE records: not scaled (docs/record.md) */
 	e->long_n_agg += e->cut_long_n;
-	e->long_ns_agg = (e->long_ns_agg + e->cut_long_ns) / e->share;
+	e->long_ns_agg += e->cut_long_ns;
+	/* scaled to the run at the 95 % lower bound of their count (Poisson):
+	 * two holds seen in 3 % of a run are no evidence of 60; the holds
+	 * seen count at least as themselves */
+	n = (double)e->long_n_agg;
+	lo = n > 0 ? n - 1.96 * an_sqrt(n) : 0;
+	if (lo > 0 && lo / n / e->share > 1)
+		e->long_ns_agg *= lo / n / e->share;
 }
 
 /* A resource the governor stopped windowing (its probes attached to the

@@ -18,7 +18,7 @@ static double t99(size_t df)
 }
 
 /* square root by Newton's method (the tree links without libm) */
-static double an_sqrt(double v)
+double an_sqrt(double v)
 {
 	double x = v > 1 ? v : 1;
 
