@@ -11,7 +11,14 @@
 #    1 %, 2 %, 5 %: no confidence state change in the summary, and no
 #    finding above the healthy severity (20, as diagnosis.sh).
 # Each run is the demo's own fixed-duration load (GOV_RANK_SECS, default
-# 4 s, 4 clients). Not a test: nothing here fails on the rates it finds.
+# 20 s, 4 clients). Why 20 s and not 4: at 2 % the ledger lets a window
+# open only when the budget has paid for it, and each close costs the
+# detach latency (100-500 ms under load) with every windowed probe on, so
+# on the 2-core VM a window opens every several seconds: a 4 s run sees
+# its warm-up and at most one window, too few for an estimate from
+# windows (budgeted recording is meant for long runs). Results go to
+# ranking.by_duration."<secs>s" (other durations are kept), so both can
+# be measured. Not a test: nothing here fails on the rates it finds.
 set -eu
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +30,7 @@ M="$BUILD/demo/demo.manifest.yaml"
 [ -x "$P" ] && [ -x "$DEMO" ] || { echo "build first: $P, $DEMO" >&2; exit 1; }
 RUNS=${GOV_RANK_RUNS:-20}
 CLEAN=${GOV_CLEAN_RUNS:-7}
-SECS=${GOV_RANK_SECS:-4}
+SECS=${GOV_RANK_SECS:-20}
 W=$(mktemp -d /tmp/pbrank.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 load0=$(cut -d' ' -f1 /proc/loadavg)
@@ -104,7 +111,13 @@ for b in (1, 2, 5):
                                       'runs_with_false_finding': false, 'bad': bad}
 path = 'bench/results/governor.json'
 d = load(path)
-d['ranking'] = out
+rk = d.get('ranking') if isinstance(d.get('ranking'), dict) else {}
+byd = rk.get('by_duration') or {}
+if 'pathologies' in rk:	# the single-duration layout of before: kept, labelled
+    byd.setdefault('before_window_estimates_4s', rk)
+byd['%gs' % secs] = out
+d['ranking'] = {'note': 'per run duration (GOV_RANK_SECS); see bench/governor_rank.sh for why '
+                        'the default is 20 s', 'by_duration': byd}
 json.dump(d, open(path, 'w'), indent=2)
 print(json.dumps(out, indent=1))
 PY

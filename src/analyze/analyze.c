@@ -78,17 +78,21 @@ struct analysis *analysis__new(const struct manifest *m, const struct analysis_o
 	a->use_unmatched = calloc(n_res, sizeof(uint64_t));
 	a->release_unmatched = calloc(n_res, sizeof(uint64_t));
 	a->windowed = calloc(n_res, sizeof(bool));
+	a->rwin = calloc(n_res, sizeof(*a->rwin));
 	a->leak = calloc(n_res, sizeof(*a->leak));
 	if (!a->conf || !a->snap_desc || !a->ev_desc || !a->snap_res || !a->series ||
-	    !a->use_unmatched || !a->release_unmatched || !a->windowed || !a->leak) {
+	    !a->use_unmatched || !a->release_unmatched || !a->windowed || !a->rwin ||
+	    !a->leak) {
 		analysis__free(a);
 		errno = ENOMEM;
 		return NULL;
 	}
 	for (i = 0; i < m->n_events; i++)
 		a->conf[i] = m->events[i].confidence;
-	for (i = 0; i < n_res; i++)
+	for (i = 0; i < n_res; i++) {
 		a->series[i].elem = sizeof(struct an_point_res);
+		a->rwin[i].wins.elem = sizeof(struct an_win);
+	}
 	a->waits.elem = a->holds.elem = sizeof(struct an_span);
 	a->uses.elem = a->releases.elem = a->wakeups.elem = sizeof(struct an_point);
 	a->ios.elem = a->faults.elem = a->io_done.elem = sizeof(struct an_point);
@@ -130,6 +134,10 @@ void analysis__free(struct analysis *a)
 		for (i = 0; i < (a->m->n_resources ? a->m->n_resources : 1); i++)
 			free(a->series[i].v);
 	free(a->series);
+	if (a->rwin)
+		for (i = 0; i < (a->m->n_resources ? a->m->n_resources : 1); i++)
+			free(a->rwin[i].wins.v);
+	free(a->rwin);
 	free(a->conf);
 	free(a->leak);
 	free(a->snap_desc);
@@ -495,6 +503,7 @@ static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t 
 		/* counted only: report --folded reads these (analyze/stacks.c) */
 		[PB_REC_STACK] = sizeof(struct pb_rec_stack),
 		[PB_REC_WINDOW] = sizeof(struct pb_rec_window),
+		[PB_REC_WINDOW_STATS] = sizeof(struct pb_rec_window_stats),
 	};
 
 	if (len < sizeof(struct pb_rec_hdr)) {
@@ -547,6 +556,7 @@ static void add_window(struct analysis *a, const struct pb_rec_window *w)
 	if (w->resource >= a->m->n_resources)
 		return;
 	a->windowed[w->resource] = true;
+	a->rwin[w->resource].open_since = w->open ? w->hdr.ts_ns : 0;
 	if (w->open)
 		return;
 	for (i = 0; i < a->lives.n; i++) {
@@ -559,6 +569,34 @@ static void add_window(struct analysis *a, const struct pb_rec_window *w)
 		l->t_close = w->hdr.ts_ns;
 		a->c.window_cut_lives++;
 	}
+}
+
+/* record --budget (PB_REC_WINDOW_STATS): what a closed window of a resource saw: its
+ * length and net growth (one sample of the leak estimate) and the
+ * generations its close cut, with their ages (lower bounds of holds) */
+static void add_window_stats(struct analysis *a, const struct pb_rec_window_stats *w)
+{
+	struct an_res_win *rw;
+	struct an_win s;
+	size_t i;
+
+	if (w->resource >= a->m->n_resources || w->open_ns >= w->hdr.ts_ns)
+		return;
+	rw = &a->rwin[w->resource];
+	a->windowed[w->resource] = true;
+	s.w_s = (double)(w->hdr.ts_ns - w->open_ns) / 1e9;
+	s.growth = (double)w->acquires - (double)w->releases;
+	memcpy(s.cut_hist, w->cut_age_hist, sizeof(s.cut_hist));
+	if (an_vec_push(&rw->wins, &s, a->o.max_items, &a->c.truncated))
+		return;
+	/* the counts of its probes ran until the detach completed */
+	rw->obs_ns += (w->detached_ns > w->hdr.ts_ns ? w->detached_ns : w->hdr.ts_ns) - w->open_ns;
+	rw->cut_lives += w->cut_lives;
+	rw->cut_holders += w->cut_holders;
+	if (w->cut_age_max_ns > rw->cut_age_max_ns)
+		rw->cut_age_max_ns = w->cut_age_max_ns;
+	for (i = 0; i < PB_HIST_BUCKETS; i++)
+		rw->cut_hist[i] += w->cut_age_hist[i];
 }
 
 /* the OS records: off-CPU intervals, wakeups, block I/O, faults, exits */
@@ -596,6 +634,9 @@ static int add_os_rec(struct analysis *a, const union pb_rec_any *u)
 		return 0;
 	case PB_REC_WINDOW:
 		add_window(a, &u->win);
+		return 0;
+	case PB_REC_WINDOW_STATS:
+		add_window_stats(a, &u->wst);
 		return 0;
 	default:	/* PB_REC_VIOLATION: counted only */
 		return 0;

@@ -61,6 +61,24 @@ struct an_point_res {
 	int64_t live, units;
 };
 
+/* record --budget: one closed window of a resource (PB_REC_WINDOW_STATS) */
+struct an_win {
+	double w_s;		/* its length */
+	double growth;		/* ACQUIRE - RELEASE events in it */
+	uint64_t cut_hist[PB_HIST_BUCKETS];	/* ages of the holds its close cut */
+};
+
+/* record --budget, per resource: what its windows saw */
+struct an_res_win {
+	struct an_vec wins;		/* an_win */
+	uint64_t obs_ns;		/* time its probes were on in closed windows
+					 * (to the end of their detach) */
+	uint64_t open_since;		/* an open mark not yet closed (0: none) */
+	uint64_t tail_ns;		/* observed after its last open, to the end */
+	uint64_t cut_lives, cut_holders, cut_age_max_ns;
+	uint64_t cut_hist[PB_HIST_BUCKETS];	/* ages at the close, log2 */
+};
+
 struct analysis {
 	const struct manifest *m;
 	struct analysis_opts o;
@@ -93,6 +111,7 @@ struct analysis {
 	size_t life_hash_cap;
 	uint64_t *use_unmatched, *release_unmatched;	/* per resource */
 	bool *windowed;			/* per resource: record --budget windowed it */
+	struct an_res_win *rwin;	/* per resource: its window statistics */
 	uint64_t res_state_full_rec;
 	uint64_t lives_ended_by_exit;	/* open lifetimes closed by their process's exit */
 	const struct trace_proc *procs;	/* names (analysis__set_procs), borrowed */

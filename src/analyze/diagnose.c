@@ -100,6 +100,65 @@ static double wait_weight(const struct analysis *a, const struct finish_ctx *x, 
 	return (double)e->wait_ns * (*share_known ? 0.25 + 0.75 * *share : 1.0);
 }
 
+/* record --budget windowed r (window statistics): the share of the run its
+ * windows covered, and the holds its closes cut at an age of at least the
+ * long-hold threshold (lower bounds: a cut hold is never seen whole).
+ * Aggregated long-hold time is scaled to the run (1 / share), so that it
+ * compares with the always-on WAITs' wait time over the whole run. */
+static void an_window_scale(const struct analysis *a, const struct finish_ctx *x, size_t r,
+			    struct res_ev *e)
+{
+	const struct an_res_win *rw = &a->rwin[r];
+	uint64_t obs = rw->obs_ns;
+	double n, lo;
+	int i;
+
+	if (!a->windowed[r] || !rw->wins.n)
+		return;
+	if (rw->open_since && x->t_end > rw->open_since)
+		obs += x->t_end - rw->open_since;	/* attached to the end */
+	e->est = true;
+	e->n_win = rw->wins.n;
+	e->share = clamp01((double)obs / x->dur_ns);
+	if (e->share <= 0)
+		e->share = 1e-3;
+	for (i = 0; i < PB_HIST_BUCKETS; i++)
+		if ((double)(1ull << i) >= (double)a->o.long_hold_ns && rw->cut_hist[i]) {
+			e->cut_long_n += rw->cut_hist[i];
+			e->cut_long_ns += (double)(1ull << i) * (double)rw->cut_hist[i];
+		}
+	if (x->have_events)
+		return;	/* holds from RELEASE records: not scaled (docs/record.md) */
+	e->long_n_agg += e->cut_long_n;
+	e->long_ns_agg += e->cut_long_ns;
+	/* scaled to the run at the 95 % lower bound of their count (Poisson):
+	 * two holds seen in 3 % of a run are no evidence of 60; the holds
+	 * seen count at least as themselves */
+	n = (double)e->long_n_agg;
+	lo = n > 0 ? n - 1.96 * an_sqrt(n) : 0;
+	if (lo > 0 && lo / n / e->share > 1)
+		e->long_ns_agg *= lo / n / e->share;
+}
+
+/* A resource the governor stopped windowing (its probes attached to the
+ * end since its last open): the snapshots from the first one after that
+ * open on see every ACQUIRE and RELEASE, so their ACQUIRE - RELEASE trend
+ * is a leak's evidence as without windows (at least 3 of them). */
+static void leak_after_windows(struct analysis *a, const struct finish_ctx *x, size_t r,
+			       struct res_ev *e)
+{
+	const struct an_vec *sv = &a->series[r];
+	uint64_t since = a->rwin[r].open_since;
+	size_t from = 0;
+
+	if (!since)
+		return;
+	while (from < sv->n && AN_AT(sv, struct an_point_res, from)->ts <= since)
+		from++;
+	if (from && sv->n - from >= 3)
+		an_finding_leak(a, r, e, x->dur_ns, x->t_start, from);
+}
+
 /* Resource r's evidence and findings; holds_r are its holds (by start). */
 static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, size_t r,
 			      struct res_ev *e, const struct an_span *holds_r, size_t n_holds_r)
@@ -113,6 +172,7 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 		an_join_waits(a, r, e, holds_r, n_holds_r);
 		an_join_lives(a, r, e, x->t_end, x->t_start);
 	}
+	an_window_scale(a, x, r, e);
 	an_probefx_correct(a, r, e);
 	hold_events = e->n_hold_spans > 0;
 	/* contention: wait time, discounted when the wakeups show that waits
@@ -131,9 +191,12 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 	if (e->waits && !an_probefx_dominated(a, r))
 		an_finding_contention(a, r, e, x->dur_ns, w_eff, share, share_known, explained);
 	/* windowed (record --budget): its ACQUIRE - RELEASE drift across
-	 * window edges is unknown, never a leak (docs/record.md) */
+	 * window edges is unknown; only the growth inside windows, with its
+	 * bound over the windows, is evidence (docs/record.md) */
 	if (!a->windowed[r])
-		an_finding_leak(a, r, e, x->dur_ns, x->t_start);
+		an_finding_leak(a, r, e, x->dur_ns, x->t_start, 0);
+	else if (!an_finding_leak_windowed(a, r, e, x->dur_ns) && !x->have_events)
+		leak_after_windows(a, x, r, e);
 	an_finding_churn(a, r, e, x->dur_ns);
 }
 

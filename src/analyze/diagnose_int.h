@@ -7,6 +7,8 @@
  *   diagnose_joins.c     per-resource evidence: aggregates of snapshots and
  *                        the time joins of --events records
  *   diagnose_findings.c  the four diagnoses with severity and certainty
+ *   diagnose_windows.c   record --budget: a windowed resource's leak,
+ *                        estimated from its windows
  *
  * Formulas are documented in docs/report.md ("How findings are computed").
  */
@@ -18,6 +20,7 @@
 #include "analyze/analyze_int.h"
 
 #define LEAK_MIN_GROWTH		8
+#define LEAK_WIN_MIN		2	/* windows with old cut holds a windowed leak needs */
 #define CHURN_MIN_CYCLES	100
 #define CHURN_MIN_SHARE		0.5
 #define CHURN_FULL_RATE		1000.0
@@ -63,6 +66,14 @@ struct res_ev {
 	uint64_t lives, lives_closed, cycles, churn_cycles, stuck_lives, stuck_pins;
 	uint64_t reused_instances;
 	unsigned stuck_slices;
+	/* record --budget (traces with window statistics): r was windowed, so its ACQUIRE, USE
+	 * and RELEASE counts are what its windows saw; extensive figures are
+	 * scaled by 1 / share (diagnose.c an_window_scale) */
+	bool est;
+	double share;			/* of the run inside its windows */
+	size_t n_win;
+	uint64_t cut_long_n;		/* holds cut by a close at an age >= long_hold_ns */
+	double cut_long_ns;		/* ... their ages (lower bounds) */
 };
 
 static inline int cmp_u64(uint64_t a, uint64_t b)
@@ -99,13 +110,33 @@ void an_join_lives(const struct analysis *a, size_t r, struct res_ev *e, uint64_
 
 /* ---- findings (diagnose_findings.c) ---- */
 
+/* what the diagnoses share (diagnose_findings.c; diagnose_windows.c uses them) */
+double an_hist_quantile(const uint64_t *h, double q);
+double an_sqrt(double v);	/* diagnose_windows.c: without libm */
+char *an_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void an_ev_add(struct finding *f, const char *key, double value, const char *unit,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+struct finding *an_new_finding(struct analysis *a, enum finding_kind k, size_t r);
+/* attach the descriptors of r of the kinds in mask (only: a subset, or
+ * NULL); label and confidence */
+void an_rest_on(struct analysis *a, struct finding *f, size_t r, unsigned mask, const bool *only);
+void an_lost_evidence(struct analysis *a, struct finding *f, size_t r, uint64_t acquires,
+		      bool uses_events);
+/* record --budget windowed r: "estimated: N windows covering X %" */
+void an_window_estimate(struct finding *f, const struct res_ev *e);
+
 void an_finding_contention(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
 			   double w_eff, double share, bool share_known, double explained);
 void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
 			  double explained, bool from_events);
+/* from: the first snapshot of r's series to use (record --budget: the
+ * ones after its probes were attached for good), 0 = all */
 void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
-		     uint64_t t_start);
+		     uint64_t t_start, size_t from);
 void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
+/* diagnose_windows.c: a windowed resource's leak, estimated from the
+ * net growth in its windows and the old holds their closes cut */
+bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
 /* a finding resting on a stale or suspect descriptor says so first */
 void an_model_summary(struct analysis *a, struct finding *f);
 

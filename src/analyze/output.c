@@ -130,7 +130,8 @@ void analysis__print(const struct analysis *a, FILE *out, size_t top)
 	if (c->window_marks)
 		fprintf(out, "windows (record --budget): %llu boundaries; %llu lifetimes cut by a "
 			"window edge and %llu USE/RELEASE without their ACQUIRE are unknown (never "
-			"leaks or violations); windowed resources get no leak finding\n",
+			"leaks or violations); a windowed resource's findings are estimates from "
+			"its windows\n",
 			(unsigned long long)c->window_marks,
 			(unsigned long long)c->window_cut_lives,
 			(unsigned long long)c->window_unmatched);

@@ -29,6 +29,7 @@ static const size_t rec_need[PB_REC__MAX] = {
 	[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
 	[PB_REC_STACK] = sizeof(struct pb_rec_stack),
 	[PB_REC_WINDOW] = sizeof(struct pb_rec_window),
+	[PB_REC_WINDOW_STATS] = sizeof(struct pb_rec_window_stats),
 };
 
 static const char *const rec_name[PB_REC__MAX] = {
@@ -36,7 +37,7 @@ static const char *const rec_name[PB_REC__MAX] = {
 	[PB_REC_WAKEUP] = "wakeup", [PB_REC_BLOCK_IO] = "block_io",
 	[PB_REC_FAULT] = "fault", [PB_REC_EXIT] = "exit", [PB_REC_VIOLATION] = "violation",
 	[PB_REC_STACK] = "stack",
-	[PB_REC_WINDOW] = "window",
+	[PB_REC_WINDOW] = "window", [PB_REC_WINDOW_STATS] = "window_stats",
 };
 
 static json_t *hex(uint64_t v)
@@ -248,6 +249,18 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 		json_object_set_new(o, "edge", json_string(u.win.open ? "open" : "close"));
 		set_u64(o, "descriptors", u.win.n_desc);
 		set_u64(o, "duty_ppm", u.win.duty_ppm);
+		break;
+	case PB_REC_WINDOW_STATS:	/* record --budget: what a closed window saw */
+		set_u64(o, "resource_index", u.wst.resource);
+		if (u.wst.resource < s->m->n_resources)
+			json_object_set_new(o, "resource",
+					    json_string(s->m->resources[u.wst.resource].name));
+		set_u64(o, "open_ns", u.wst.open_ns);
+		set_u64(o, "acquires", u.wst.acquires);
+		set_u64(o, "releases", u.wst.releases);
+		set_u64(o, "cut_lives", u.wst.cut_lives);
+		set_u64(o, "cut_holders", u.wst.cut_holders);
+		set_u64(o, "cut_age_max_ns", u.wst.cut_age_max_ns);
 		break;
 	}
 	emit(s, o, rec_name[u.h.type], &u.h);

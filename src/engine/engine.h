@@ -83,6 +83,14 @@ size_t engine__n_links(const struct engine *e);
 /* Per-descriptor hit counters only (cheaper than a snapshot: no sweep),
  * summed over CPUs into hits[0..n). 0 or -errno. */
 int engine__desc_hits(struct engine *e, uint64_t *hits, size_t n);
+/* Per-descriptor event counters (pb_desc_stats.events: past the guard),
+ * summed over CPUs into events[0..n). 0 or -errno. */
+int engine__desc_events(struct engine *e, uint64_t *events, size_t n);
+/* record --budget, before a window's close forgets resource res: its live
+ * generations (not tombstones) at now_ns into w (cut_lives, cut_holders,
+ * cut_age_sum_ns, cut_age_max_ns, cut_age_hist). 0 or -errno. */
+int engine__live_ages(struct engine *e, uint32_t res, uint64_t now_ns,
+		      struct pb_rec_window_stats *w);
 /* record --budget (opts.split_links): detach (on = false) or re-attach
  * the probes of one descriptor; *changed = kernel links changed. */
 int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed);

@@ -27,7 +27,10 @@
 					 *    pb_res_stats.idle_* (leak hypothesis),
 					 *    pb_engine_stats.pred_moved,
 					 *    PB_REC_WINDOW (record --budget),
-					 *    pb_engine_stats.window_unjudged */
+					 *    pb_engine_stats.window_unjudged
+					 * (PB_REC_WINDOW_STATS was added to 6 without a
+					 * bump: a new record type, which a reader that
+					 * does not know it skips; docs/trace-format.md) */
 
 #define PB_MAX_DESCRIPTORS	1024	/* descriptor table size */
 #define PB_MAX_RESOURCES	256
@@ -48,6 +51,8 @@ enum pb_rec_type {
 	PB_REC_WINDOW = 9,	/* struct pb_rec_window: record --budget attached or
 				 * detached a windowed resource's probes (v6; written
 				 * by user space, never by BPF) */
+	PB_REC_WINDOW_STATS = 10,	/* struct pb_rec_window_stats: what a closed
+				 * window saw (user space, after its close) */
 	PB_REC__MAX,
 };
 
@@ -136,6 +141,30 @@ struct pb_rec_window {
 	__u32 open;		/* 1 = probes attached (window opens), 0 = detached */
 	__u32 n_desc;		/* descriptors attached/detached with it */
 	__u32 duty_ppm;		/* the share of time its windows get, per million */
+};
+
+/* record --budget: what one closed window of a resource saw, written
+ * right after its close record (same ts_ns). acquires/releases count the
+ * events of its ACQUIRE/RELEASE descriptors between open_ns (after the
+ * last attach) and the close (before the first detach): both kinds were
+ * on all along, so acquires - releases is the window's net growth (zero
+ * in expectation without a leak). The cut generations are those still
+ * live at the close (acquired in the window, not yet released): they are
+ * forgotten, but their age at the close is a lower bound of their hold. */
+struct pb_rec_window_stats {
+	struct pb_rec_hdr hdr;
+	__u32 resource;		/* manifest index */
+	__u32 _pad;
+	__u64 open_ns;		/* the window's open (CLOCK_MONOTONIC) */
+	__u64 detached_ns;	/* its probes' detach completed (they fired until
+				 * then: aggregated counts cover open_ns..this) */
+	__u64 acquires;		/* ACQUIRE events in [open_ns, close] */
+	__u64 releases;		/* RELEASE events in [open_ns, close] */
+	__u64 cut_lives;	/* live generations at the close */
+	__u64 cut_holders;	/* their open holds */
+	__u64 cut_age_sum_ns;	/* sum of their ages (close - ACQUIRE) */
+	__u64 cut_age_max_ns;
+	__u64 cut_age_hist[PB_HIST_BUCKETS];	/* log2 of the ages, as hist[] */
 };
 
 /* Runtime invariants of a manifest's model (docs/validation.md). The value
@@ -478,6 +507,8 @@ _Static_assert(sizeof(struct pb_desc_stats) ==
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
 _Static_assert(sizeof(struct pb_rec_stack) == 64 + 8 * PB_STACK_DEPTH, "pb_rec_stack layout");
+_Static_assert(sizeof(struct pb_rec_window_stats) == 104 + 8 * PB_HIST_BUCKETS,
+	       "pb_rec_window_stats layout");
 #endif
 
 /* Any one record, for a reader that copies a record out of the trace
@@ -493,6 +524,7 @@ union pb_rec_any {
 	struct pb_rec_violation v;
 	struct pb_rec_stack k;
 	struct pb_rec_window win;
+	struct pb_rec_window_stats wst;
 };
 
 #endif

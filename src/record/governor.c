@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* governor.c: record --budget (see governor.h, docs/record.md "Overhead
- * budget"). The model and the window schedule; costs in gov_cost.c. */
+ * budget"). The model and the window schedule; the window edges in
+ * gov_window.c, costs and the report in gov_report.c. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +22,6 @@
 #define GOV_RECHECK_NS		100000000ull	/* overspending checked after 100 ms */
 #define GOV_SLACK_S		0.1	/* ... by more than the budget of 100 ms */
 
-static enum pb_event_kind desc_kind(const struct governor *g, size_t d)
-{
-	return g->p->manifest->events[g->p->descriptors[d].event].kind;
-}
 
 /* every probed descriptor of a resource in one group (its WAITs too: a
  * WAIT that does not fit the budget is windowed with its resource) */
@@ -61,7 +57,7 @@ static int build_groups(struct governor *g)
 			/* ACQUIREs last: attached last, detached first, so no
 			 * lifetime opens while its RELEASE probe is off */
 			if (ev->kind != PB_EV_ACQUIRE) {
-				while (at > 0 && desc_kind(g, gr->descs[at - 1]) == PB_EV_ACQUIRE) {
+				while (at > 0 && gov_desc_kind(g, gr->descs[at - 1]) == PB_EV_ACQUIRE) {
 					gr->descs[at] = gr->descs[at - 1];
 					at--;
 				}
@@ -96,6 +92,7 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->origin = c->origin;
 	n = g->n_desc + 1;
 	g->hits = calloc(n, sizeof(*g->hits));
+	g->events = calloc(n, sizeof(*g->events));
 	g->prev = calloc(n, sizeof(*g->prev));
 	g->warm_hits = calloc(n, sizeof(*g->warm_hits));
 	g->open_hits = calloc(n, sizeof(*g->open_hits));
@@ -105,7 +102,7 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->must = calloc(n, sizeof(*g->must));
 	g->rate = calloc(n, sizeof(*g->rate));
 	g->hz = calloc(n, sizeof(*g->hz));
-	if (!g->hits || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
+	if (!g->hits || !g->events || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
 	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g)) {
 		governor__free(g);
 		errno = ENOMEM;
@@ -218,7 +215,7 @@ static double classify_waits(struct governor *g, double allowed)
 		return 0;
 	for (i = 0; i < g->n_desc; i++) {
 		g->pin[i] = g->must[i] = false;
-		if (g->group_of[i] >= 0 && desc_kind(g, i) == PB_EV_WAIT)
+		if (g->group_of[i] >= 0 && gov_desc_kind(g, i) == PB_EV_WAIT)
 			idx[n++] = i;
 	}
 	by_rate(idx, n, g->rate);
@@ -264,6 +261,7 @@ static double classify_groups(struct governor *g, double allowed, double *on, bo
 		bool was = gr->windowed;
 
 		gr->windowed = gr->full_rate > 0 && *on + gr->full_rate > allowed / 2;
+		gr->on_streak = gr->windowed ? 0 : gr->on_streak + 1;
 		*changed |= was != gr->windowed;
 		if (gr->windowed)
 			hot += gr->full_rate;
@@ -317,7 +315,14 @@ static void set_duty(struct governor *g, double allowed, double on, double hot, 
 				  (double)g->o.period_ns);
 	if (g->window_ns < g->o.min_window_ns)
 		g->window_ns = g->o.min_window_ns;
-	g->cycle_ns = g->duty > 0 ? (uint64_t)((double)g->window_ns / g->duty) : g->o.period_ns;
+	/* every close costs the detach's latency at full rate (the probes
+	 * fire until their links are gone): a window shorter than that spends
+	 * more on its close than on what it sees, so it lasts at least the
+	 * last close's latency, and the cycle pays for both */
+	if (g->window_ns < g->close_lat_ns)
+		g->window_ns = g->close_lat_ns;
+	g->cycle_ns = g->duty > 0 ? (uint64_t)((double)(g->window_ns + g->close_lat_ns) / g->duty) :
+				    g->o.period_ns;
 	if (g->cycle_ns < g->o.period_ns)
 		g->cycle_ns = g->o.period_ns;
 }
@@ -401,128 +406,6 @@ static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	g->dec_cpu = cpu_ns;
 }
 
-/* the descriptors a close detaches: not the pinned WAITs */
-static size_t movable(const struct governor *g, const struct gov_group *gr)
-{
-	size_t k, n = 0;
-
-	for (k = 0; k < gr->n_desc; k++)
-		n += !g->pin[gr->descs[k]];
-	return n;
-}
-
-/* one group's detach (ACQUIREs first: the reverse of descs), run on its
- * own thread: each link's destroy waits for the probes running on it,
- * and the groups' waits overlap instead of adding up */
-struct gov_detach {
-	struct governor *g;
-	struct engine *e;
-	struct gov_group *gr;
-	pthread_t th;
-	bool started;
-	int err;
-};
-
-static void *detach_group(void *arg)
-{
-	struct gov_detach *d = arg;
-	size_t k, changed;
-
-	for (k = d->gr->n_desc; k-- > 0;) {
-		uint32_t desc = d->gr->descs[k];
-		int err;
-
-		if (d->g->pin[desc])
-			continue;
-		err = engine__set_desc(d->e, desc, false, &changed);
-		if (err && !d->err)
-			d->err = err;
-	}
-	return NULL;
-}
-
-static void window_mark(struct governor *g, struct gov_group *gr, bool on, uint64_t ts,
-			gov_emit_fn emit, void *ctx)
-{
-	struct pb_rec_window w = { 0 };
-
-	w.hdr.type = PB_REC_WINDOW;
-	w.hdr.version = PB_EVENTS_VERSION;
-	w.hdr.size = sizeof(w);
-	w.hdr.ts_ns = ts;
-	w.resource = gr->res;
-	w.open = on;
-	w.n_desc = (uint32_t)gr->n_move;
-	w.duty_ppm = (uint32_t)(g->duty * 1e6);
-	emit(&w, sizeof(w), NULL, ctx);
-}
-
-/* open one group: RELEASE/USE/WAIT first, ACQUIREs last (a pinned WAIT
- * is attached already; one pinned since it was detached comes back) */
-static int open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts)
-{
-	size_t k, changed;
-	int err = 0, err2;
-
-	gr->n_move = movable(g, gr);
-	for (k = 0; k < gr->n_desc; k++) {
-		err2 = engine__set_desc(e, gr->descs[k], true, &changed);
-		if (err2 && !err)
-			err = err2;
-	}
-	*ts = pb_mono_ns();	/* the window begins after the last attach */
-	gr->att_ns = *ts;
-	gr->attached = true;
-	return err;
-}
-
-/* close the windowed groups that are open, in parallel: the window ends
- * (ts) before the first detach; from then on not-active USE/RELEASE of
- * their resources are unknown (engine__forget_resource before and after
- * the detach, on this thread: it is not reentrant) */
-static int close_groups(struct governor *g, struct engine *e, uint64_t *ts)
-{
-	struct gov_detach *d = calloc(g->n_groups + 1, sizeof(*d));
-	size_t i;
-	int err = 0;
-
-	if (!d)
-		return -ENOMEM;
-	*ts = pb_mono_ns();
-	for (i = 0; i < g->n_groups; i++) {
-		struct gov_group *gr = &g->groups[i];
-
-		if (!gr->attached || !gr->windowed)
-			continue;
-		d[i] = (struct gov_detach){ .g = g, .e = e, .gr = gr };
-		gr->n_move = movable(g, gr);
-		if (engine__forget_resource(e, gr->res, NULL) && !err)
-			err = -EIO;
-		d[i].started = !pthread_create(&d[i].th, NULL, detach_group, &d[i]);
-		if (!d[i].started)
-			detach_group(&d[i]);
-	}
-	for (i = 0; i < g->n_groups; i++) {
-		struct gov_group *gr = &g->groups[i];
-
-		if (!d[i].gr)
-			continue;
-		if (d[i].started)
-			pthread_join(d[i].th, NULL);
-		if (d[i].err && !err)
-			err = d[i].err;
-		if (engine__forget_resource(e, gr->res, NULL) && !err)
-			err = -EIO;
-		if (gr->att_ns && *ts > gr->att_ns)
-			gr->on_ns_dec += *ts - (gr->att_ns > g->dec_ns ? gr->att_ns : g->dec_ns);
-		gr->att_ns = 0;
-		gr->attached = false;
-		gr->closing = true;
-	}
-	free(d);
-	return err;
-}
-
 /* The probes' share of the target's CPU while the windows were open:
  * their estimated cost since the open over the CPU time the target
  * gets (its rate at the last plan), at most 90 %. */
@@ -534,8 +417,8 @@ static void window_share(struct governor *g)
 	for (size_t i = 0; i < g->n_desc; i++)
 		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
 	g->win_share = now > t0 ? cost / ((double)(now - t0) / NS_PER_S * cpu) : 0;
-	if (g->win_share > 0.9)
-		g->win_share = 0.9;
+	if (g->win_share > GOV_SHARE_CAP)
+		g->win_share = GOV_SHARE_CAP;
 }
 
 /* open (on) every detached resource or close every windowed one; at a
@@ -552,7 +435,7 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		if (err)
 			return err;
 		window_share(g);
-		err = close_groups(g, e, &ts);
+		err = gov_close_groups(g, e, &ts);
 		g->close_lat_ns = pb_mono_ns() - ts;
 	}
 	for (i = 0; i < g->n_groups; i++) {
@@ -562,7 +445,7 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 			/* every detached resource (one no longer windowed stays on) */
 			if (gr->attached)
 				continue;
-			err2 = open_group(g, e, gr, &ts);
+			err2 = gov_open_group(g, e, gr, &ts);
 			if (err2 && !err)
 				err = err2;
 			gr->win_open_ns = ts;
@@ -573,7 +456,9 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 			gr->closing = false;
 			gov_sample_window(g, gr, ts);
 		}
-		window_mark(g, gr, on, ts, emit, ctx);
+		gov_window_mark(g, gr, on, ts, emit, ctx);
+		if (!on)
+			gov_window_stats(g, gr, ts, emit, ctx);
 	}
 	if (on) {
 		g->n_open++;
@@ -589,6 +474,33 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		g->next_ns = g->cycle_start + g->cycle_ns;
 		if (g->next_ns < end)
 			g->next_ns = end;
+	}
+	return err;
+}
+
+/* A resource the plan no longer windows, but whose probes a window's
+ * close detached, is attached at once: waiting for the next window, which
+ * the ledger may postpone for the rest of a short run, would leave an
+ * always-on resource dark (its cost is in the always-on set the plan fit
+ * in the allowance). Only after two plans in a row kept it on: a resource
+ * at the edge flips between plans, and each attach is paid again by a
+ * close (the detach latency at full rate). */
+static int attach_unwindowed(struct governor *g, struct engine *e, gov_emit_fn emit, void *ctx)
+{
+	uint64_t ts = 0;
+	int err = 0, err2;
+
+	for (size_t i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[i];
+
+		if (gr->windowed || gr->attached || gr->on_streak < 2)
+			continue;
+		err2 = gov_open_group(g, e, gr, &ts);
+		if (err2 && !err)
+			err = err2;
+		gr->win_open_ns = ts;
+		gov_group_hits(g, gr, g->hits, &gr->win_acq0, &gr->win_ev0);
+		gov_window_mark(g, gr, true, ts, emit, ctx);
 	}
 	return err;
 }
@@ -650,7 +562,7 @@ static bool ledger_wait(struct governor *g, uint64_t now)
 	ledger(g, now, &spent, &allowed);
 	/* the window's expected cost (the hits while its links are being
 	 * destroyed are counted by the engine and land in the ledger) */
-	spent += g->hot_rate * (double)g->window_ns / NS_PER_S;
+	spent += g->hot_rate * (double)(g->window_ns + g->close_lat_ns) / NS_PER_S;
 	if (spent <= allowed)
 		return false;
 	wait = spare > 0 ? (spent - allowed) / spare * NS_PER_S : (double)g->o.period_ns;
@@ -675,8 +587,14 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		g->start_ns = g->dec_ns = now;
 		g->cpu_start = g->dec_cpu = cpu_ns;
 		g->next_ns = now + GOV_WARM_TICK_NS;
-		for (size_t i = 0; i < g->n_groups; i++)
-			g->groups[i].win_open_ns = g->groups[i].att_ns = now;
+		if (engine__desc_events(e, g->events, g->n_desc))
+			memset(g->events, 0, g->n_desc * sizeof(*g->events));
+		for (size_t i = 0; i < g->n_groups; i++) {
+			struct gov_group *gr = &g->groups[i];
+
+			gr->win_open_ns = gr->att_ns = now;
+			gov_group_events(g, gr, &gr->win_acq_ev0, &gr->win_rel_ev0);
+		}
 	}
 	err = account(g, e, now, cpu_ns);
 	if (err)
@@ -699,6 +617,9 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	/* between windows: re-plan every period, or when overspending */
 	if (!g->decided || now - g->dec_ns >= g->o.period_ns || overspent(g, now)) {
 		decide(g, e, now, cpu_ns, emit, ctx);
+		err = attach_unwindowed(g, e, emit, ctx);
+		if (err)
+			return err;
 		if (gov_any_open(g)) {	/* newly windowed: their window ends now */
 			g->cycle_start = now;
 			return set_windows(g, e, false, emit, ctx);
@@ -767,6 +688,7 @@ void governor__free(struct governor *g)
 	free(g->group_of);
 	free(g->groups);
 	free(g->hits);
+	free(g->events);
 	free(g->prev);
 	free(g->warm_hits);
 	free(g->open_hits);

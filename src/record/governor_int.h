@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "record/governor.h"
+#include "engine/events.h"
+#include "contract/manifest.h"
 
 #define GOV_GROUP_MAX_DESC	16
 #define GOV_SHARE_CAP		0.9	/* window_share()'s ceiling (governor.c) */
@@ -20,6 +22,7 @@ struct gov_group {
 	uint32_t descs[GOV_GROUP_MAX_DESC];
 	size_t n_desc;
 	bool windowed, attached, closing;
+	unsigned on_streak;		/* consecutive plans that kept it always on */
 	double full_rate;		/* probe ns per s with every probe on (warm-up) */
 	double warm_hits_rate;		/* events per s in the warm-up */
 	/* the open window, and one sample per window of its rates */
@@ -44,6 +47,10 @@ struct gov_group {
 	bool share_capped;		/* a window's share hit GOV_SHARE_CAP */
 	bool has_warm;
 	double warm_acq, warm_acq_raw, warm_ev, warm_s;
+	/* the open window's ACQUIRE/RELEASE events at its open, and what its
+	 * close saw (PB_REC_WINDOW_STATS: net growth, cut generations) */
+	uint64_t win_acq_ev0, win_rel_ev0;
+	struct pb_rec_window_stats cut;	/* .detached_ns: set by the close */
 };
 
 struct gov_cpu_seen {
@@ -67,6 +74,7 @@ struct governor {
 	struct gov_group *groups;
 	size_t n_groups;
 	uint64_t *hits, *prev, *warm_hits;
+	uint64_t *events;		/* per descriptor, read at window edges */
 	uint64_t *open_hits;		/* hits when the windows last opened */
 	uint64_t win_ts;		/* ... at this time */
 	double win_share;		/* the probes' share of the target's CPU
@@ -97,6 +105,26 @@ struct governor {
 	bool ref_have_close;
 	double ref_in_n, ref_in_s, ref_out_n, ref_out_s;
 };
+
+static inline enum pb_event_kind gov_desc_kind(const struct governor *g, size_t d)
+{
+	return g->p->manifest->events[g->p->descriptors[d].event].kind;
+}
+
+/* gov_window.c: the window edges */
+struct engine;
+size_t gov_movable(const struct governor *g, const struct gov_group *gr);
+void gov_window_mark(struct governor *g, struct gov_group *gr, bool on, uint64_t ts,
+		     gov_emit_fn emit, void *ctx);
+/* the group's ACQUIRE and RELEASE events in g->events */
+void gov_group_events(const struct governor *g, const struct gov_group *gr, uint64_t *acq,
+		      uint64_t *rel);
+void gov_window_stats(struct governor *g, struct gov_group *gr, uint64_t ts, gov_emit_fn emit,
+		      void *ctx);
+/* attach one group (ts: after its last attach); the window's counts start */
+int gov_open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts);
+/* close every open windowed group in parallel (ts: before the first detach) */
+int gov_close_groups(struct governor *g, struct engine *e, uint64_t *ts);
 
 /* gov_report.c */
 void gov_group_hits(const struct governor *g, const struct gov_group *gr, const uint64_t *hits,

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* engine_window.c: what record --budget reads at a window's edges
+ * (docs/record.md "OVERHEAD BUDGET"): the descriptors' event counters
+ * (the window's net growth) and, before a close forgets a resource, the
+ * ages of its live generations (the holds the close cuts). Read-only: the
+ * probes own every entry. */
+#include <errno.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "engine/engine_int.h"
+#include "engine.skel.h"
+
+int engine__desc_events(struct engine *e, uint64_t *events, size_t n)
+{
+	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
+	uint32_t i, c;
+
+	for (i = 0; i < e->n_desc && i < n; i++) {
+		if (bpf_map_lookup_elem(dfd, &i, e->desc_pcpu))
+			return -errno;
+		events[i] = 0;
+		for (c = 0; c < (uint32_t)e->ncpu; c++)
+			events[i] += e->desc_pcpu[c].events;
+	}
+	return 0;
+}
+
+int engine__live_ages(struct engine *e, uint32_t res, uint64_t now_ns,
+		      struct pb_rec_window_stats *w)
+{
+	int fd = bpf_map__fd(e->skel->maps.instances);
+	struct pb_inst_key cur, next;
+	struct pb_inst_state st;
+	bool first = true;
+
+	if (res >= e->n_res)
+		return -EINVAL;
+	while (!bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+		uint64_t age;
+		unsigned b = 0;
+
+		first = false;
+		cur = next;
+		if (cur.resource != res || bpf_map_lookup_elem(fd, &cur, &st) || st.pending_ts ||
+		    st.holders <= 0)
+			continue;
+		age = now_ns > st.acquire_ts ? now_ns - st.acquire_ts : 0;
+		w->cut_lives++;
+		w->cut_holders += (uint64_t)st.holders;
+		w->cut_age_sum_ns += age;
+		if (age > w->cut_age_max_ns)
+			w->cut_age_max_ns = age;
+		for (uint64_t x = age; x > 1 && b < PB_HIST_BUCKETS - 1; x >>= 1)
+			b++;
+		w->cut_age_hist[b]++;
+	}
+	return 0;
+}
