@@ -83,6 +83,7 @@ TARGETS = {
     'fuzz_rejit_script': (['src/specializer/script.c'], {}),
     'fuzz_store': (['src/receipts/verify.c', 'src/receipts/store.c'], {}),
     'fuzz_timespec': (['src/attribute/timespec.c'], {}),
+    'fuzz_rebind_edit': (['src/contract/rebind_edit.c'], {}),
     'fuzz_probes': (['src/elf/probes.c', 'src/elf/dwarf.c', 'src/contract/manifest_init.c'], {}),
     'fuzz_signing': (['src/receipts/dsse.c', 'src/metrics/metrics_http.c'], {}),
 }
