@@ -12,21 +12,33 @@
 #            a traffic shift in each run); watch's and sample's RSS and fds
 #            each minute; at the end both stores verify clean, their logs
 #            read, and `probity attribute` reads the sample file.
+# With --pg, instead, the PostgreSQL soak alone:
+#   postgres `probity record --cgroup` (record --all limited to the
+#            cluster's cgroup: no other server on the machine is recorded)
+#            --events with manifests/postgresql-15/buffer.yaml (or
+#            PG_SOAK_MANIFEST) on a throwaway PostgreSQL 15 cluster (temp
+#            dir, free loopback port, user postgres; bench/real/lib.sh)
+#            under pgbench -c 4 -R PG_SOAK_TPS (default 10) for the whole
+#            run: the recorder's RSS and fds each minute, trace size
+#            against records, drops, and `probity report` reads it all;
+#            written under "postgres" in the results, the rest kept.
 # Results: bench/results/soak.json (or --out FILE), with the duration
 # actually run and the machine's load. Needs root (BPF). Not in CI.
-#   bench/soak.sh [--minutes N] [--build DIR] [--out FILE] [--keep]
+#   bench/soak.sh [--minutes N] [--build DIR] [--out FILE] [--keep] [--pg]
 set -eu
 MINUTES=30
 BUILD=${BUILD:-build}
 OUT=""
 KEEP=0
+PG=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--minutes) MINUTES=$2; shift 2 ;;
 	--build) BUILD=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
-	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--pg) PG=1; shift ;;
+	-h|--help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -57,6 +69,75 @@ sample_proc() {	# sample_proc NAME PID: one line "t name rss_kib fds" into $W/sa
 	echo "$(($(date +%s) - START)) $1 ${rss:--1} $fds" >>"$W/samples"
 }
 
+# pg_soak: the --pg soak (header); exits with soak_summary.py's status
+pg_soak() {
+	. bench/real/lib.sh
+	PM_=${PG_SOAK_MANIFEST:-manifests/postgresql-15/buffer.yaml}
+	TPS=${PG_SOAK_TPS:-10}
+	for x in "$PG_BIN/postgres" "$PG_BIN/pgbench"; do
+		[ -x "$x" ] || { say "missing $x (scripts/install-deps.sh)"; exit 1; }
+	done
+	# both cleanups, ours (recorder, pgbench, work dir) first; real_cleanup
+	# (cluster, cgroup, its dir) exits with the status of the script
+	trap 'rc=$?; cleanup; (exit $rc); real_cleanup' EXIT
+	real_tmpdir postgres
+	PORT=$(real_free_port)
+	pg_start "$REAL_DIR" "$PORT"
+	pg_bench "$REAL_DIR" "$PORT" -i -s 10 -q >"$W/init.log" 2>&1
+	say "cluster: postmaster $PG_PID on 127.0.0.1:$PORT, cgroup $REAL_CGROUP; $PM_, pgbench -R $TPS"
+	START=$(date +%s)
+	"$P" -j record -m "$PM_" --cgroup "$REAL_CGROUP" -o "$W/soak.trace" --events --interval 1000 \
+		-d $((SECS + 30)) >"$W/record.json" 2>"$W/record.err" &
+	RPID=$!
+	i=0
+	while [ ! -s "$W/soak.trace" ]; do	# attached: the trace's header is written
+		kill -0 "$RPID" 2>/dev/null || { say "record failed: $(tail -3 "$W/record.err")"; exit 1; }
+		[ $i -lt 600 ] || { say "record did not attach in 60 s"; exit 1; }
+		sleep 0.1; i=$((i + 1))
+	done
+	# setpriv execs: LPID is pgbench itself (cleanup stops it)
+	setpriv --reuid=postgres --regid=postgres --init-groups -- "$PG_BIN/pgbench" -h "$REAL_DIR" \
+		-p "$PORT" -n -c 4 -j 2 -R "$TPS" -T $((SECS - 20 - ($(date +%s) - START))) -P 60 postgres \
+		>"$W/pgbench.out" 2>"$W/pgbench.err" &
+	LPID=$!
+	soak_minutes record
+	wait "$RPID" || echo "record exited $?" >>"$W/errors"
+	RPID=""
+	wait "$LPID" || echo "pgbench exited $?" >>"$W/errors"
+	LPID=""
+	END=$(date +%s)
+	"$P" -j report "$W/soak.trace" >"$W/report.json" 2>"$W/report.err" || echo "report exited $?" >>"$W/errors"
+	"$P" -j health "$W/soak.trace" >"$W/health.json" 2>"$W/health.err" || echo "health exited $?" >>"$W/errors"
+	python3 bench/soak_summary.py --pg "$W" "$START" "$END" "$MINUTES" "$OUT" "$PM_" "$TPS"
+}
+
+# soak_minutes NAME...: each minute for MINUTES, the RSS and fds of the
+# processes named (RPID: record, WPID: watch, SPID: sample) and the size
+# of the trace
+soak_minutes() {
+	m=0
+	while [ $m -lt "$MINUTES" ]; do
+		sleep 60 &
+		wait $! || true
+		m=$((m + 1))
+		for n in "$@"; do
+			case $n in
+			record) sample_proc record "$RPID" ;;
+			watch) sample_proc watch "$WPID" ;;
+			sample) sample_proc sample "$SPID" ;;
+			esac
+		done
+		sz=$(stat -c %s "$W/soak.trace" 2>/dev/null || echo 0)
+		echo "$(($(date +%s) - START)) trace_bytes $sz 0" >>"$W/samples"
+		say "minute $m: $(tail -$(($# + 1)) "$W/samples" | awk '{printf "%s %s/%s  ", $2, $3, $4}')"
+	done
+}
+
+if [ $PG -eq 1 ]; then
+	say "postgres soak, $MINUTES min, work dir $W"
+	pg_soak
+	exit $?
+fi
 START=$(date +%s)
 say "$MINUTES min, work dir $W"
 # --- record soak: the demo rate-limited to ~100 requests/s
@@ -86,18 +167,7 @@ EOS
 ) &
 LPID=$!
 
-m=0
-while [ $m -lt "$MINUTES" ]; do
-	sleep 60 &
-	wait $! || true
-	m=$((m + 1))
-	sample_proc record "$RPID"
-	sample_proc watch "$WPID"
-	sample_proc sample "$SPID"
-	sz=$(stat -c %s "$W/soak.trace" 2>/dev/null || echo 0)
-	echo "$(($(date +%s) - START)) trace_bytes $sz 0" >>"$W/samples"
-	say "minute $m: $(tail -4 "$W/samples" | awk '{printf "%s %s/%s  ", $2, $3, $4}')"
-done
+soak_minutes record watch sample
 wait "$RPID" || echo "record exited $?" >>"$W/errors"
 RPID=""
 wait "$LPID" || true

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """soak_summary.py WORKDIR START END MINUTES OUT: bench/soak.sh's results
-as one JSON document (bench/results/soak.json). Flat means: open fds vary
+as one JSON document (bench/results/soak.json); its "postgres" key, from
+an earlier --pg run, is kept.
+soak_summary.py --pg WORKDIR START END MINUTES OUT MANIFEST TPS: the
+PostgreSQL soak (bench/soak.sh --pg) into OUT's "postgres" key, the rest
+of OUT kept. Flat means: open fds vary
 by at most 2 over the run, and RSS from minute 2 (after warm-up) to the end
 grows by less than 10 % or 4 MiB, whichever is larger. Linear trace growth:
 the trace's records chunks cut into tenths by file offset; bytes per
 record in each tenth within 25 % of the whole file's."""
-import glob, json, os, platform, struct, sys
+import glob, json, os, platform, re, struct, sys
 
 
 def load(path, default=None):
@@ -78,13 +82,81 @@ def trace_linearity(path):
             'bytes_per_record_by_tenth': tenths, 'linear': lin}
 
 
-def main():
-    w, start, end, minutes, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+def read_samples(w):
+    """The per-minute samples, trace sizes and errors of a soak's work dir."""
     samples = []
     if os.path.exists(os.path.join(w, 'samples')):
         samples = [ln.split() for ln in open(os.path.join(w, 'samples')) if len(ln.split()) == 4]
     sizes = [(int(t), int(r)) for t, n, r, _ in samples if n == 'trace_bytes']
     errors = open(os.path.join(w, 'errors')).read().splitlines() if os.path.exists(os.path.join(w, 'errors')) else []
+    return samples, sizes, errors
+
+
+def write_out(out, res):
+    with open(out + '.tmp', 'w') as f:
+        json.dump(res, f, indent=2, sort_keys=True)
+        f.write('\n')
+    os.replace(out + '.tmp', out)
+
+
+def pgbench_summary(w):
+    """pgbench's totals (stdout) and its per-minute progress (-P 60, stderr)."""
+    txt = open(os.path.join(w, 'pgbench.out')).read() if os.path.exists(os.path.join(w, 'pgbench.out')) else ''
+    err = open(os.path.join(w, 'pgbench.err')).read() if os.path.exists(os.path.join(w, 'pgbench.err')) else ''
+    m = re.search(r'number of transactions actually processed: (\d+)', txt)
+    t = re.search(r'tps = ([\d.]+)', txt)
+    lat = re.search(r'latency average = ([\d.]+) ms', txt)
+    prog = [float(x) for x in re.findall(r'^progress: [\d.]+ s, ([\d.]+) tps', err, re.M)]
+    fails = re.search(r'number of failed transactions: (\d+)', txt)
+    return {'transactions': int(m.group(1)) if m else None, 'tps': float(t.group(1)) if t else None,
+            'latency_avg_ms': float(lat.group(1)) if lat else None,
+            'failed_transactions': int(fails.group(1)) if fails else None,
+            'tps_by_minute': prog, 'stderr_tail': [ln for ln in err.splitlines()
+                                                   if not ln.startswith('progress:')][-5:]}
+
+
+def main_pg(argv):
+    """bench/soak.sh --pg: the "postgres" key of OUT."""
+    w, start, end, minutes, out, manifest, tps = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), \
+        argv[4], argv[5], argv[6]
+    samples, sizes, errors = read_samples(w)
+    rec = load(os.path.join(w, 'record.json'), {}) or {}
+    rep = load(os.path.join(w, 'report.json'), {})
+    tr = rep.get('trace', {}) if isinstance(rep, dict) else {}
+    lin = trace_linearity(os.path.join(w, 'soak.trace'))
+    res = {
+        'method': 'bench/soak.sh --pg: a throwaway PostgreSQL 15 cluster (bench/real/lib.sh; scale 10), '
+                  f'probity record --cgroup CLUSTER --events --interval 1000 -m {manifest} while '
+                  f'pgbench -n -c 4 -j 2 -R {tps} runs for the whole soak; the recorder\'s RSS/fds from '
+                  '/proc and the trace size each minute; report reads the trace at the end',
+        'manifest': manifest, 'pgbench_rate_tps': int(tps),
+        'minutes_asked': minutes, 'seconds_run': end - start,
+        'loadavg_at_end': [round(x, 2) for x in os.getloadavg()],
+        'errors': errors,
+        'summary': rec,
+        'recorder': proc_series(samples, 'record'),
+        'trace_bytes_by_minute': [s for _, s in sizes],
+        'trace': lin,
+        'report_reads_completely': bool(tr.get('complete')) and not tr.get('cut_reason'),
+        'report_trace': tr,
+        'ringbuf_drops': tr.get('ringbuf_drops'),
+        'lost': rec.get('lost'),
+        'pgbench': pgbench_summary(w),
+    }
+    res['ok'] = bool(not errors and res['recorder'].get('flat') and lin.get('linear')
+                     and res['report_reads_completely'])
+    cur = load(out, {}) or {}
+    cur['postgres'] = res
+    write_out(out, cur)
+    print(json.dumps({'ok': res['ok'], 'seconds_run': res['seconds_run'], 'out': out, 'key': 'postgres'}))
+    sys.exit(0 if res['ok'] else 1)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == '--pg':
+        return main_pg(sys.argv[2:])
+    w, start, end, minutes, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    samples, sizes, errors = read_samples(w)
     rec = load(os.path.join(w, 'record.json'), {})
     rep = load(os.path.join(w, 'report.json'), {})
     tr = rep.get('trace', {}) if isinstance(rep, dict) else {}
@@ -137,10 +209,10 @@ def main():
           and res['record']['report_reads_completely'] and res['rejit']['verify_clean']
           and res['rejit']['watch'].get('flat') and res['rejit']['sample'].get('flat'))
     res['ok'] = bool(ok)
-    with open(out + '.tmp', 'w') as f:
-        json.dump(res, f, indent=2, sort_keys=True)
-        f.write('\n')
-    os.replace(out + '.tmp', out)
+    old = load(out, {}) or {}
+    if 'postgres' in old:
+        res['postgres'] = old['postgres']
+    write_out(out, res)
     print(json.dumps({'ok': res['ok'], 'seconds_run': res['seconds_run'], 'out': out}))
     sys.exit(0 if ok else 1)
 

@@ -7,12 +7,15 @@
 #   make fuzz-long       each target to FUZZ_LONG_RUNS executions (10 M) or
 #                        FUZZ_LONG_SECONDS (3600) under nice -n 19, one at
 #                        a time; FUZZ_TARGETS="fuzz_trace ..." picks some;
-#                        FUZZ_LONG_PREBUILT=1 runs $(BUILD)/fuzz/NAME;
+#                        FUZZ_LONG_PREBUILT=1 runs $(BUILD)/fuzz/NAME,
+#                        FUZZ_LONG_PREBUILT=DIR a frozen copy DIR/NAME;
 #                        FUZZ_LONG_FORK=N runs N workers (-fork=N);
 #                        FUZZ_LONG_UNTIL=<unix time> ends every run by then
 #   make fuzz-rates      executions/s (wall and per CPU second) of each
 #                        target -> bench/results/fuzz.json "rates";
-#                        FUZZ_RATES_BEFORE=DIR compares with DIR/NAME
+#                        FUZZ_RATES_BEFORE=DIR compares with DIR/NAME;
+#                        FUZZ_RATES_STEADY=K: marginal CPU of K executions
+#                        past the corpus load instead ("steady_3")
 LLVM_PROFDATA ?= $(firstword $(wildcard /usr/bin/llvm-profdata-14 /usr/bin/llvm-profdata))
 LLVM_COV ?= $(firstword $(wildcard /usr/bin/llvm-cov-14 /usr/bin/llvm-cov))
 FUZZ_LONG_RUNS ?= 10000000

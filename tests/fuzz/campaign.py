@@ -34,6 +34,9 @@
       its corpus, fixed seed, nice -n 19, as fuzz-long runs it. Executions
       per CPU second estimate one idle core on a loaded machine; they go
       into bench/results/fuzz.json ("rates") with hours to 10 M.
+      FUZZ_RATES_STEADY=K instead measures the marginal CPU of K
+      executions past the corpus load (FUZZ_RATES_ROUNDS rounds, median;
+      "rates"."steady_3"): start-up and corpus load left out.
 
 Environment (set by mk/fuzz.mk): CLANG, COV_CFLAGS, ASAN_CFLAGS, LIB_SRCS, REJIT_SRCS,
 LDLIBS, BUILD, LLVM_PROFDATA, LLVM_COV.
@@ -80,6 +83,7 @@ TARGETS = {
     'fuzz_rejit_script': (['src/specializer/script.c'], {}),
     'fuzz_store': (['src/receipts/verify.c', 'src/receipts/store.c'], {}),
     'fuzz_timespec': (['src/attribute/timespec.c'], {}),
+    'fuzz_rebind_edit': (['src/contract/rebind_edit.c'], {}),
     'fuzz_probes': (['src/elf/probes.c', 'src/elf/dwarf.c', 'src/contract/manifest_init.c'], {}),
     'fuzz_signing': (['src/receipts/dsse.c', 'src/metrics/metrics_http.c'], {}),
 }
@@ -351,8 +355,13 @@ def cmd_long(names):
     res = load_results()
     camp = res.setdefault('campaigns', {})
     names = targets(names)
-    if os.environ.get('FUZZ_LONG_PREBUILT') == '1':
-        bins = {n: os.path.join(build, 'fuzz', n) for n in names}
+    pre = os.environ.get('FUZZ_LONG_PREBUILT')
+    if pre:
+        # '1': the Makefile's BUILD/fuzz; a directory: a frozen copy of
+        # them, so rebuilding BUILD/fuzz mid-campaign does not swap the
+        # binary under -fork (which re-executes it for every job)
+        bdir = os.path.join(build, 'fuzz') if pre == '1' else os.path.abspath(pre)
+        bins = {n: os.path.join(bdir, n) for n in names}
         for b in bins.values():
             if not os.access(b, os.X_OK):
                 sys.exit(f'campaign.py: {b} not built (make {os.path.relpath(b, ROOT)})')
@@ -413,8 +422,28 @@ def cmd_long(names):
             hist = old.pop('previous', [])
             camp[n]['previous'] = hist + [{k: old.get(k) for k in ('date', 'executions', 'seconds', 'crashes',
                                                                      'stopped_by', 'edges')}]
+        cumulate(camp[n])
         cur['campaigns'][n] = camp[n]
         save_results(cur)
+
+
+def cumulate(c, goal=10_000_000):
+    """executions_total: this run plus every earlier one ('previous').
+    Each run resumes from the saved corpus (BUILD/fuzz/corpus-NAME and
+    tests/fuzz/corpus/NAME), which is all the state libFuzzer keeps between
+    runs, so a sum is one campaign in several sittings; but earlier runs
+    may have fuzzed older code. reached_10M says which: 'one run' (this or
+    an earlier single run) or 'sum of N runs'."""
+    hist = c.get('previous', [])
+    total = c['executions'] + sum(p.get('executions') or 0 for p in hist)
+    c['executions_total'] = total
+    c['runs_total'] = len(hist) + 1
+    if max([c['executions']] + [p.get('executions') or 0 for p in hist]) >= goal:
+        c['reached_10M'] = 'one run'
+    elif total >= goal:
+        c['reached_10M'] = f'sum of {len(hist) + 1} runs'
+    else:
+        c['reached_10M'] = None
 
 
 def rate_one(binp, n, secs, max_len):
@@ -439,8 +468,70 @@ def rate_one(binp, n, secs, max_len):
     return parse_stats(out), wall, ru, p.returncode
 
 
+def steady_one(binp, n, k, max_len):
+    """Marginal CPU seconds of k executions past the corpus load: two runs
+    from fresh corpus copies, -runs=S+10 and -runs=S+10+k (S = seeds)."""
+    import shutil
+    import tempfile
+    seeds = os.path.join(ROOT, 'tests', 'fuzz', 'corpus', n)
+    dictf = os.path.join(ROOT, 'tests', 'fuzz', f'{n}.dict')
+    base = len(os.listdir(seeds)) + 10
+    cpu = []
+    for runs in (base, base + k):
+        with tempfile.TemporaryDirectory(prefix=f'steady-{n}.') as tmp:
+            work = os.path.join(tmp, 'corpus')
+            shutil.copytree(seeds, work)
+            prev = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run(['nice', '-n', '19', binp, '-seed=1', f'-runs={runs}', '-timeout=60',
+                            '-rss_limit_mb=2048', f'-artifact_prefix={tmp}/', f'-max_len={max_len}'] +
+                           ([f'-dict={dictf}'] if os.path.exists(dictf) else []) + [work],
+                           cwd=ROOT, capture_output=True, env=fuzz_env())
+            ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append((ru.ru_utime - prev.ru_utime) + (ru.ru_stime - prev.ru_stime))
+    d = cpu[1] - cpu[0]
+    return {'cpu_s_load': round(cpu[0], 2), 'cpu_s_load_plus_runs': round(cpu[1], 2),
+            'execs_per_cpu_s': round(k / d) if d > 0 else None}
+
+
+def cmd_steady(names):
+    """FUZZ_RATES_STEADY=K: steady executions per CPU second (steady_one),
+    before/after interleaved, FUZZ_RATES_ROUNDS rounds (median)."""
+    build = os.path.join(ROOT, env('BUILD'))
+    k = int(os.environ['FUZZ_RATES_STEADY'])
+    rounds = int(os.environ.get('FUZZ_RATES_ROUNDS', '3'))
+    before = os.environ.get('FUZZ_RATES_BEFORE')
+    for n in targets(names):
+        bins = ([('before', os.path.join(before, n))] if before else []) + \
+            [('after', os.path.join(build, 'fuzz', n))]
+        got = {label: [] for label, _ in bins}
+        for _ in range(rounds):
+            for label, binp in bins:
+                got[label].append(steady_one(binp, n, k, MAX_LEN.get(n, 4096)))
+        row = {'loadavg_1m': round(os.getloadavg()[0], 2)}
+        for label, rs in got.items():
+            v = sorted(r['execs_per_cpu_s'] or 0 for r in rs)
+            row[label] = {'execs_per_cpu_s': v[len(v) // 2], 'rounds': rs}
+        if before and row['before']['execs_per_cpu_s']:
+            row['speedup'] = round(row['after']['execs_per_cpu_s'] / row['before']['execs_per_cpu_s'], 2)
+        print(f'fuzz-rates steady: {n}: ' + ', '.join(f'{lb} {row[lb]["execs_per_cpu_s"]}/cpu-s'
+                                                    for lb in got) +
+              (f', x{row["speedup"]}' if 'speedup' in row else ''), flush=True)
+        cur = load_results()
+        st = cur.setdefault('rates', {}).setdefault('steady_3', {})
+        st.setdefault('targets', {})[n] = row
+        st['method'] = (f'marginal CPU (user+sys) of {k} executions past the corpus load: the same '
+                        'binary from a fresh corpus copy with -runs=S+10 and -runs=S+10+K (S = seeds), '
+                        '-seed=1, its -max_len and dictionary, nice -n 19, ASAN_OPTIONS as campaign.py; '
+                        f'before/after interleaved, {rounds} rounds, median. before = '
+                        f'{before or "-"}, after = {os.path.join(env("BUILD"), "fuzz")}')
+        st['date'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+        save_results(cur)
+
+
 def cmd_rates(names):
     """Before/after executions per second, interleaved (rate_one)."""
+    if os.environ.get('FUZZ_RATES_STEADY'):
+        return cmd_steady(names)
     build = os.path.join(ROOT, env('BUILD'))
     secs = int(os.environ.get('FUZZ_RATES_SECONDS', '20'))
     before = os.environ.get('FUZZ_RATES_BEFORE')

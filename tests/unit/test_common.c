@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* test_common.c: the shared helpers in src/common: clocks, whole-file
- * reads with a size limit, growable arrays. */
+ * reads with a size limit, growable arrays, SHA-256 from several threads. */
 #include "harness.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include "common/array.h"
 #include "common/clock.h"
+#include "common/digest.h"
 #include "common/io.h"
 
 TEST(test_clock_monotonic_advances)
@@ -89,4 +91,35 @@ TEST(test_array_grow_zeroes_and_keeps)
 	ASSERT_ERR(pb_array_grow(&a, &cap, SIZE_MAX / 2 + 2, sizeof(*a)), -EOVERFLOW);
 	ASSERT_EQ(cap, n);
 	free(a);
+}
+
+static void *hash_abc(void *arg)
+{
+	uint8_t out[PB_SHA256_LEN];
+	char *hex = arg;
+	int i;
+
+	for (i = 0; i < 200; i++)
+		if (pb_sha256("abc", 3, out) != 0)
+			return NULL;
+	pb_hex(out, sizeof(out), hex);
+	return hex;
+}
+
+/* digest.c fetches the SHA-256 implementation once per process: threads
+ * racing to the first hash all get it (FIPS 180-2 "abc" vector) */
+TEST(test_sha256_threads_agree)
+{
+	char hex[4][PB_DIGEST_HEX_LEN];
+	pthread_t th[4];
+	void *ret;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(pthread_create(&th[i], NULL, hash_abc, hex[i]), 0);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(pthread_join(th[i], &ret), 0);
+		ASSERT_NOT_NULL(ret);
+		ASSERT_STREQ(hex[i], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	}
 }
