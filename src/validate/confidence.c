@@ -162,6 +162,7 @@ struct window {
 	bool pred_judged;		/* enough checks: the prediction rate counts */
 	bool in_grace;			/* closed within the attach grace */
 	uint64_t held;			/* over_capacity held back (leak hypothesis) */
+	bool unexplained;		/* charged missing RELEASEs still outstanding */
 	uint64_t chk, fail;		/* predictions in the window (all effects) */
 	uint64_t chk_fx[PB_FX_SLOTS], fail_fx[PB_FX_SLOTS];
 };
@@ -285,7 +286,7 @@ static void count_evidence(struct desc_state *d, const struct window *w, uint64_
 	struct confidence_evidence *ev = &d->ev;
 
 	ev->windows++;
-	if (inv_total || w->fail || w->in_grace || w->held) {
+	if (inv_total || w->fail || w->in_grace || w->held || w->unexplained) {
 		ev->clean_run = 0;
 		ev->run_events = ev->run_checked = 0;
 		if (inv_total || w->fail)
@@ -365,7 +366,9 @@ static int judge(struct confidence *c, uint32_t di, uint64_t ts, const struct wi
 		d->quiet_run = 0;
 	} else {
 		d->viol_run = 0;
-		d->quiet_run++;
+		/* missing RELEASEs still unexplained: not quiet (the growth
+		 * stopped only because every instance is held) */
+		d->quiet_run = w->unexplained ? 0 : d->quiet_run + 1;
 	}
 	if (d->high_run >= c->o.stale_high_windows) {
 		snprintf(why, sizeof(why), "%u consecutive windows at >= %.0f%%", d->high_run,
@@ -465,6 +468,7 @@ int confidence__snapshot_res(struct confidence *c, uint64_t ts_ns,
 		w.viol[PB_INV_OVER_CAPACITY] = leak_model__window(c->leak, (uint32_t)i, ts_ns,
 								  w.viol[PB_INV_OVER_CAPACITY],
 								  &w.held);
+		w.unexplained = leak_model__release_outstanding(c->leak, (uint32_t)i);
 		for (k = 0; k < PB_FX_SLOTS; k++) {
 			w.chk_fx[k] = d->last_chk[k] - d->base_chk[k];
 			w.fail_fx[k] = d->last_fail[k] - d->base_fail[k];

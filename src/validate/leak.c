@@ -54,6 +54,7 @@ struct leak_res {
 	struct rel_point pts[PB_IDLE_SLOTS + 1];	/* newest first */
 	uint32_t n_pts;
 	int64_t high;		/* high-water mark of the busy units */
+	int64_t level;		/* the latest level (min of LEAK_BUSY_RUN tests) */
 	int64_t busy_prev[LEAK_BUSY_RUN - 1];	/* the previous tests' busy units */
 	struct confidence_release rel;
 };
@@ -317,7 +318,7 @@ static void release_test(struct leak_model *lm, size_t ri, const struct pb_desc_
 	r->rel.ts_ns = lm->ts;
 	if (!r->rt_based) {
 		r->rt_based = true;
-		r->high = r->rel.baseline_units = busy;
+		r->high = r->level = r->rel.baseline_units = busy;
 		for (i = 0; i < LEAK_BUSY_RUN - 1; i++)
 			r->busy_prev[i] = busy;
 		return;
@@ -330,6 +331,7 @@ static void release_test(struct leak_model *lm, size_t ri, const struct pb_desc_
 	memmove(r->busy_prev + 1, r->busy_prev, (LEAK_BUSY_RUN - 2) * sizeof(r->busy_prev[0]));
 	r->busy_prev[0] = busy;
 	busy = level;
+	r->level = level;
 	if (busy <= r->high)
 		return;
 	r->rel.charged_units += (uint64_t)(busy - r->high);
@@ -485,4 +487,23 @@ bool leak_model__release(const struct leak_model *lm, uint32_t di,
 	*out = lm->r[d->kind_res].rel;
 	out->charged = (uint64_t)d->missing;
 	return true;
+}
+
+/* Missing RELEASEs charged to di whose growth has not come back: the busy
+ * level still at its high-water mark. Holds in flight that swing up come
+ * back down; RELEASEs the model never sees do not (once every instance is
+ * held, the level stops growing and nothing more is charged, but nothing
+ * is explained either). */
+bool leak_model__release_outstanding(const struct leak_model *lm, uint32_t di)
+{
+	const struct leak_desc *d;
+	const struct leak_res *r;
+
+	if (!lm || di >= lm->n_desc)
+		return false;
+	d = &lm->d[di];
+	if (d->kind != PB_EV_RELEASE || d->kind_res < 0 || d->missing < 1)
+		return false;
+	r = &lm->r[d->kind_res];
+	return r->rt_on && r->rt_based && r->rel.charged_units && r->level >= r->high;
 }

@@ -78,6 +78,12 @@ void leak_model__adjust(const struct leak_model *lm, uint32_t di, uint64_t *even
 bool leak_model__release(const struct leak_model *lm, uint32_t di,
 			 struct confidence_release *out);
 
+/* True while RELEASE descriptor di has missing RELEASEs charged and the
+ * resource's busy level is still at its high-water mark: the unexplained
+ * growth persists, so its windows are neither clean (no promotion) nor
+ * quiet (no recovery from suspect). */
+bool leak_model__release_outstanding(const struct leak_model *lm, uint32_t di);
+
 /* What the hypothesis concluded for descriptor di (false: never tested
  * true). */
 bool leak_model__get(const struct leak_model *lm, uint32_t di, struct confidence_leak *out);
