@@ -230,6 +230,7 @@ cell() {
 	if [ -s "$c/trace" ]; then
 		"$P" -j script "$c/trace" >"$c/script.jsonl" 2>"$c/script.err" || true
 		"$P" -j report "$c/trace" >"$c/report.json" 2>"$c/report.err" || true
+		"$P" -j health "$c/trace" >"$c/health.json" 2>/dev/null || true
 		rm -f "$c/trace"
 	fi
 }
