@@ -155,7 +155,7 @@ struct attacher *attacher__new(const struct plan *p, const struct attacher_opts 
 {
 	struct attacher *a;
 	size_t i;
-	int err = 0;
+	int err = 0, pass;
 
 	if (!opts || !opts->entry_prog || !opts->return_prog) {
 		errno = EINVAL;
@@ -166,13 +166,22 @@ struct attacher *attacher__new(const struct plan *p, const struct attacher_opts 
 		return NULL;
 	a->p = p;
 	a->o = *opts;
-	for (i = 0; i < p->n_links && !err; i++) {
-		if (opts->split && p->links[i].type != PLAN_LINK_USDT)
-			err = add_split(a, i);
-		else
-			err = add_link(a, i, p->links[i].type == PLAN_LINK_USDT ?
-					     p->links[i].descriptor : -1);
-	}
+	/* return links first (as set_pass does): an entry attached before
+	 * its return pushes a stash for every call that returns before the
+	 * return link exists, and a hot function (PostgreSQL's
+	 * LWLockAcquire, 150 k calls/s) overflows its per-thread stash for
+	 * good in the gap: every later call then balances push and pop above
+	 * PB_STASH_DEPTH, and its ACQUIREs and spans are lost */
+	for (pass = 0; pass < 2 && !err; pass++)
+		for (i = 0; i < p->n_links && !err; i++) {
+			if ((p->links[i].type == PLAN_LINK_URETPROBE_MULTI) != !pass)
+				continue;
+			if (opts->split && p->links[i].type != PLAN_LINK_USDT)
+				err = add_split(a, i);
+			else
+				err = add_link(a, i, p->links[i].type == PLAN_LINK_USDT ?
+						     p->links[i].descriptor : -1);
+		}
 	if (err) {
 		attacher__free(a);
 		errno = -err;
@@ -236,7 +245,8 @@ void attacher__free(struct attacher *a)
 
 	if (!a)
 		return;
-	for (i = 0; i < a->n_links; i++)
+	/* the reverse of attaching: entry links before return links */
+	for (i = a->n_links; i-- > 0;)
 		bpf_link__destroy(a->links[i].link);
 	free(a->links);
 	free(a);

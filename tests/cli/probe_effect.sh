@@ -3,8 +3,9 @@
 # probe_effect.sh: the cost model and the probe-effect correction on the
 # demo (issue 13 §1, §3; needs root and BPF). A WAIT span over the whole
 # uncontended connection acquire (the demo's analog of PostgreSQL's
-# LWLockAcquire fast path) is within the probes' own cost: no contention
-# finding, "probe cost dominates" instead; the planted pool contention,
+# LWLockAcquire fast path) loses its probes' calibrated cost: no contention
+# finding, and "probe cost dominates" when what is left is within the
+# probes' error (machine-dependent, printed); the planted pool contention,
 # recorded with the calibration, is still #1 and its WAIT time is corrected
 # by less than the error; the trace and the record summary carry the cost
 # model (TRACE_CHUNK_COST). No timing is asserted.
@@ -69,10 +70,26 @@ pe = d['probe_effect']
 assert pe['calibrated'], pe
 r = [x for x in pe['resources'] if x['resource'] == 'demo.conn'][0]
 assert r['waits'] >= 3000 and r['wait_ns_raw'] > 0, r
-assert r['probe_cost_dominates'] and r['wait_ns'] <= r['error_ns'], r
-" || err "fast path: $(head -c 1500 "$T/fr.json")"
+# the correction: every WAIT loses its probes' calibrated cost (never
+# more than it measured)
+want = min(r['wait_ns_raw'], r['waits'] * r['probe_ns_per_wait'])
+assert abs((r['wait_ns_raw'] - r['wait_ns']) - want) <= r['waits'], (want, r)
+assert r['probe_cost_dominates'] == (r['wait_ns'] <= r['error_ns']), r
+print('ok   fast path: %.0f ns of WAIT, %.0f after the probes, error %.0f: %s' % (
+    r['wait_ns_raw'], r['wait_ns'], r['error_ns'],
+    'probe cost dominates' if r['probe_cost_dominates'] else 'left above the error'))
+" >"$T/fr.ok" || err "fast path: $(head -c 1500 "$T/fr.json")"
+cat "$T/fr.ok"
+# Whether what is left of the fast path falls within the probes' error
+# depends on the machine (how much of a probe's calibrated cost lands
+# inside the span it measures, and how fast the acquire's own body is):
+# no contention finding either way, and the report says which
 "$P" report "$T/f.trace" >"$T/fr.txt" 2>&1
-grep -q "probe cost dominates on demo.conn" "$T/fr.txt" || err "text report: $(head -20 "$T/fr.txt")"
+if grep -q "probe cost dominates" "$T/fr.ok"; then
+	grep -q "probe cost dominates on demo.conn" "$T/fr.txt" || err "text report: $(head -20 "$T/fr.txt")"
+else
+	! grep -q "probe cost dominates on demo.conn" "$T/fr.txt" || err "text report says dominates: $(head -20 "$T/fr.txt")"
+fi
 
 # 2. the planted contention stays #1 (the calibration file is reused)
 "$P" -j record -m "$DEMO_M" -o "$T/c.trace" --calibration "$T/cal.json" \
