@@ -15,7 +15,8 @@
 # a few minutes (cached by patch hash; rename_release recompiles every
 # backend file naming ReleaseBuffer), then 35-50 s per variant and arm
 # (6 variants, 4 arms), ~30 s per overhead mode and round, and the
-# scoring: 25 min with a warm cache (2026-12-02, load average 15-29).
+# scoring: 15 min with a warm cache on an idle machine, 25 min at load
+# average 15-29 (2026-12-02).
 # Not in CI (it builds PostgreSQL); tests/cli/realmut_smoke.sh checks the
 # scorer instead.
 #
