@@ -13,3 +13,10 @@ $(BUILD)/fixtures/xlayer_broken: tests/fixtures/crosslayer/xlayer.c mk/crosslaye
 	$(XL_FIX_CC) -DBROKEN -o $@ $< -lpthread
 
 TEST_FIXTURES += $(BUILD)/fixtures/xlayer $(BUILD)/fixtures/xlayer_broken
+
+# tests/cli/preempt.sh: a WAIT made long by preemption alone
+$(BUILD)/fixtures/preempt: tests/fixtures/preempt/preempt.c mk/crosslayer-fixtures.mk | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(XL_FIX_CC) -o $@ $< -lpthread
+
+TEST_FIXTURES += $(BUILD)/fixtures/preempt

@@ -148,6 +148,8 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		t = thread_get(tid, true);
 		if (t) {
 			t->off_ts = now;
+			/* still runnable: preempted or yielded, not waiting */
+			t->off_preempted = preempt || prev_state == 0;
 			/* asleep, not preempted: it blocked (cross-layer off_cpu);
 			 * inside a WAIT span it is a blocked waiter of its resource */
 			if (!preempt && prev_state != 0) {
@@ -188,6 +190,11 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		if (t && t->off_ts) {
 			off = now - t->off_ts;
 			t->off_ts = 0;
+			if (t->off_preempted) {
+				t->preempt_last_us = (__u32)(off / 1000);
+				t->queued_us += t->preempt_last_us;
+				t->preempt_in_ts = now;
+			}
 			attribute_off_cpu(t, off);
 		}
 		if (emit_events && (r = rec_reserve(sizeof(*r)))) {

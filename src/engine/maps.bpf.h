@@ -78,8 +78,11 @@ struct stash_key {
 /* per-thread effect counters at a call's entry (cross-layer predictions) */
 struct fx_snap {
 	__u32 blocks, io, faults;
-	__u32 ok;		/* 0: no thread state at entry: unjudged */
+	/* thread_state.queued_us at entry (mod 2^31: the stack has no room
+	 * for one more word) and ok (0: no thread state at entry: unjudged) */
+	__u32 queued_us : 31, ok : 1;
 };
+#define FX_QUEUED_MASK	0x7fffffffu
 
 struct stash {
 	__u32 depth;
@@ -119,7 +122,10 @@ struct thread_state {
 	__u32 last_release_res;		/* resource + 1, 0 = none */
 	__u32 wait_depth;
 	__u32 io_pending;		/* block I/Os issued, not completed */
-	__u32 _pad;
+	__u32 queued_us;		/* time switched out runnable (preempted,
+					 * yielded), summed (us): a call's in-call
+					 * predictions judge only the time it ran
+					 * or slept, not the time it queued */
 	__u16 wait_res[PB_WAIT_DEPTH];	/* WAIT span stack (resource) */
 	__u32 wait_desc[PB_WAIT_DEPTH];	/* WAIT span stack (descriptor) */
 	__u8 wait_flags[PB_WAIT_DEPTH];	/* WF_* per span */
@@ -135,7 +141,10 @@ struct thread_state {
 	__u64 pend_instance;
 	__u32 pend_waiter;		/* the WAIT descriptor that RELEASE should wake */
 	__u16 pend_res;
-	__u16 _pad2;
+	__u8 off_preempted;		/* switched out runnable (off_ts) */
+	__u8 _pad2;
+	__u32 preempt_last_us;		/* the last preempted interval (us), */
+	__u64 preempt_in_ts;		/* and when it ended (back on CPU) */
 	__u64 pend_wakes;		/* wait_wakes[pend_waiter] at the RELEASE */
 };
 

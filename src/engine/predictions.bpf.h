@@ -67,17 +67,28 @@ static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
 
 /* In-call effects: did the thread block / issue block I/O / fault between
  * the call's entry (c->fx) and now? Calls shorter than the effect's
- * min_duration are not judged. */
+ * min_duration are not judged, counting only the time the call ran or
+ * slept: a call that lasted long because it was preempted (queued for a
+ * CPU on a loaded machine) is not a wait that should have blocked. Time
+ * the hypervisor stole from the vCPU, or spent in interrupts, is not
+ * subtracted: no clock of it is readable here (KVM's per-CPU steal_time
+ * has no address in a kernel without KALLSYMS_ALL), so on a VM a rare
+ * spinning-looking call remains (docs/validation.md). */
 static __always_inline void judge_call_effects(const struct pb_descriptor *d,
 					       const struct ev_ctx *c, struct pb_desc_stats *ds,
 					       __u64 instance, __u64 dur)
 {
 	struct thread_state *t = thread_get((__u32)c->pid_tgid, false);
 	__u32 fx, now_v, then_v;
+	__u64 ran = dur, q;
 
+	if (t && c->fx.ok) {
+		q = (__u64)((t->queued_us - c->fx.queued_us) & FX_QUEUED_MASK) * 1000;
+		ran = dur > q ? dur - q : 0;
+	}
 #pragma unroll
 	for (fx = 0; fx < 3; fx++) {
-		if (!(d->fx_mask & (1u << fx)) || dur < d->fx_min_ns[fx])
+		if (!(d->fx_mask & (1u << fx)) || ran < d->fx_min_ns[fx])
 			continue;
 		if (!(fx_avail & (1u << fx)) || !c->fx.ok || !t) {
 			ds->pred_unjudged[fx]++;

@@ -78,9 +78,16 @@ static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, _
 		struct thread_state *t = thread_get(tid, true);
 
 		if (t) {
+			__u32 q = t->queued_us;
+
+			/* preempted while this entry probe ran, after it read
+			 * now: that interval is part of the call */
+			if (t->preempt_in_ts > now)
+				q -= t->preempt_last_us;
 			s->fx[dep].blocks = t->n_blocks;
 			s->fx[dep].io = t->n_io;
 			s->fx[dep].faults = t->n_faults;
+			s->fx[dep].queued_us = q & FX_QUEUED_MASK;
 			s->fx[dep].ok = 1;
 		}
 	}

@@ -6,7 +6,8 @@
 #  1. a clean demo under --budget 20 % (generous, so that several windows
 #     open and close in a short run): windows were marked, no descriptor
 #     left 'validated', no violation sample on a windowed resource within
-#     PB_REORDER_NS x 4 of a window edge, no leak finding, and the report
+#     PB_REORDER_NS x 4 of a window edge (a failed prediction aside: it is
+#     judged on one call seen whole), no leak finding, and the report
 #     counts what the windows left unknown;
 #  2. WAITs by value and cost: a rare WAIT (must-keep) is listed always
 #     on; every window mark moves the resource's non-WAIT descriptors and
@@ -100,6 +101,12 @@ for i, e in enumerate(evs):
     descs_of.setdefault(res.index(e["resource"]), set()).add(i)
 edge = 4 * 50 * 1000 * 1000
 for ts, d, inv in m["violations"]:
+    # a failed prediction (6) is judged on one call whose entry and return
+    # were both seen: an edge cannot cut it. Time the hypervisor steals
+    # from a vCPU still reads as a spinning wait now and then
+    # (tests/cli/preempt.sh); the confidence check above covers its rate.
+    if inv == 6:
+        continue
     for x in w:
         if d in descs_of.get(x[1], ()) and abs(ts - x[0]) <= edge:
             bad.append("violation (invariant %d) of %s %.1f ms from a window edge" %
