@@ -375,6 +375,14 @@ static void add_acquire(struct analysis *a, const struct pb_rec_resource *r)
 
 	if (r->flags & PB_RF_STATE_FULL)
 		return;
+	/* record --budget: between a close mark and the next open the
+	 * resource's probes are being detached, in parallel (gov_window.c):
+	 * a lifetime opened there would miss its USEs and RELEASE, so it is
+	 * not opened (the window it belongs to is closed) */
+	if (a->windowed[r->resource] && !a->rwin[r->resource].open_since) {
+		a->c.window_unmatched++;
+		return;
+	}
 	l = life_get(a, r->resource, r->instance, r->generation,
 		     scope_pid(a, r->resource, r->hdr.pid), true);
 	if (!l)

@@ -95,7 +95,8 @@ struct analysis_counts {
 	uint64_t window_marks;		/* window boundaries */
 	uint64_t window_cut_lives;	/* lifetimes open at a window's close */
 	uint64_t window_unmatched;	/* USE/RELEASE of a windowed resource with no
-					 * lifetime seen (its ACQUIRE in a gap) */
+					 * lifetime seen (its ACQUIRE in a gap), and
+					 * ACQUIREs between a close and the next open */
 };
 
 /* NULL and errno on failure. The manifest must outlive the analysis. */

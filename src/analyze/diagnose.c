@@ -135,7 +135,7 @@ static void an_window_scale(const struct analysis *a, const struct finish_ctx *x
 	 * two holds seen in 3 % of a run are no evidence of 60; the holds
 	 * seen count at least as themselves */
 	n = (double)e->long_n_agg;
-	lo = n > 0 ? n - 1.96 * an_sqrt(n) : 0;
+	lo = an_poisson_low95(n);
 	if (lo > 0 && lo / n / e->share > 1)
 		e->long_ns_agg *= lo / n / e->share;
 }

@@ -113,6 +113,7 @@ void an_join_lives(const struct analysis *a, size_t r, struct res_ev *e, uint64_
 /* what the diagnoses share (diagnose_findings.c; diagnose_windows.c uses them) */
 double an_hist_quantile(const uint64_t *h, double q);
 double an_sqrt(double v);	/* diagnose_windows.c: without libm */
+double an_poisson_low95(double n);	/* diagnose_windows.c: a count's 95 % low end */
 char *an_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void an_ev_add(struct finding *f, const char *key, double value, const char *unit,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -29,6 +29,20 @@ double an_sqrt(double v)
 	return x;
 }
 
+/* The lower end of the 95 % interval of a Poisson mean, n observed
+ * (Wilson-Hilferty: within 8 % of the exact chi-square bound from n = 2,
+ * half of it at n = 1; n - 1.96 sqrt(n) is 0 up to n = 3 and 60 % of the
+ * exact bound at n = 5). */
+double an_poisson_low95(double n)
+{
+	double c;
+
+	if (!(n > 0))
+		return 0;
+	c = 1.0 - 1.0 / (9.0 * n) - 1.96 / (3.0 * an_sqrt(n));
+	return c > 0 ? n * c * c * c : 0;
+}
+
 /* The growth rate of a windowed resource: acquires - releases per second
  * inside its windows (a ratio estimate over the windows), its standard
  * error from the windows' spread, and the observed growth. False below

@@ -36,6 +36,7 @@ static int load_items(struct loaded_trace *lt)
 				confidence__sample(lt->conf, (const void *)it.rec, it.rec_len);
 				break;
 			}
+			confidence__window(lt->conf, it.rec, it.rec_len);
 			/* stacks and the RELEASEs that end their holds (stacks.h) */
 			if (stack_set__add_record(lt->stacks, it.rec, it.rec_len))
 				return -ENOMEM;

@@ -82,6 +82,17 @@ const volatile __u32 fx_want = 0;
 
 /* ---- probe programs ---------------------------------------------------- */
 
+/* A hit of a paused descriptor (record --budget closing its window): its
+ * trap's cost still counts (the governor's ledger), its event does not. */
+static __always_inline int paused_hit(__u32 di)
+{
+	struct pb_desc_stats *ds = bpf_map_lookup_elem(&desc_stats, &di);
+
+	if (ds)
+		ds->hits++;
+	return 0;
+}
+
 SEC("uprobe.multi")
 int pb_entry(struct pt_regs *ctx)
 {
@@ -93,6 +104,8 @@ int pb_entry(struct pt_regs *ctx)
 	d = bpf_map_lookup_elem(&descs, &di);
 	if (!d || !(d->flags & PB_DF_VALID))
 		return 0;
+	if (d->flags & PB_DF_PAUSED)	/* a span's hit is counted at its return */
+		return (cookie & PLAN_COOKIE_STASH) || d->at == AT_SPAN ? 0 : paused_hit(di);
 	c.now = bpf_ktime_get_ns();
 	if (!probe_tracked(pid_tgid >> 32, c.now))
 		return 0;
@@ -124,6 +137,8 @@ int pb_return(struct pt_regs *ctx)
 	d = bpf_map_lookup_elem(&descs, &di);
 	if (!d || !(d->flags & PB_DF_VALID))
 		return 0;
+	if (d->flags & PB_DF_PAUSED)
+		return paused_hit(di);
 	c.now = bpf_ktime_get_ns();
 	if (!probe_tracked(pid_tgid >> 32, c.now))
 		return 0;
@@ -166,6 +181,8 @@ int pb_usdt(struct pt_regs *ctx)
 	d = bpf_map_lookup_elem(&descs, &di);
 	if (!d || !(d->flags & PB_DF_VALID))
 		return 0;
+	if (d->flags & PB_DF_PAUSED)
+		return paused_hit(di);
 	c.now = bpf_ktime_get_ns();
 	if (!probe_tracked(pid_tgid >> 32, c.now))
 		return 0;

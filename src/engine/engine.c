@@ -692,6 +692,23 @@ static void drop_stashes(struct engine *e, uint32_t desc)
 	free(keys);
 }
 
+int engine__pause_desc(struct engine *e, uint32_t desc, bool paused)
+{
+	int fd;
+	struct pb_descriptor d;
+
+	if (!e || desc >= e->n_desc)
+		return -EINVAL;
+	fd = bpf_map__fd(e->skel->maps.descs);
+	if (bpf_map_lookup_elem(fd, &desc, &d))
+		return -errno;
+	if (paused)
+		d.flags |= PB_DF_PAUSED;
+	else
+		d.flags &= ~PB_DF_PAUSED;
+	return bpf_map_update_elem(fd, &desc, &d, BPF_EXIST) ? -errno : 0;
+}
+
 int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed)
 {
 	int err;

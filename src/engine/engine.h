@@ -94,6 +94,11 @@ int engine__live_ages(struct engine *e, uint32_t res, uint64_t now_ns,
 /* record --budget (opts.split_links): detach (on = false) or re-attach
  * the probes of one descriptor; *changed = kernel links changed. */
 int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed);
+/* Pause (or resume) descriptor desc while it stays attached: its probes
+ * still trap and count a hit, but no event is decoded or judged. A close
+ * pauses a window's ACQUIREs before detaching its links in parallel, so no
+ * lifetime opens while its USE or RELEASE probes are going. */
+int engine__pause_desc(struct engine *e, uint32_t desc, bool paused);
 /* Once a windowed resource's probes are detached: forget its instances
  * (live generations, tombstones, expectations) and mark it windowed, so a
  * USE/RELEASE whose ACQUIRE fell in the gap is unknown (its tombstone is

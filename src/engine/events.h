@@ -471,6 +471,8 @@ struct pb_val_spec {
 #define PB_DF_EXPECT		(1u << 8)	/* a bounded expectation (expect_*) */
 #define PB_DF_SCOPE_SHARED	(1u << 9)	/* `scope: shared`: instances keyed by value
 						 * alone, across processes */
+#define PB_DF_PAUSED		(1u << 10)	/* record --budget is detaching it: a hit
+						 * is counted (its trap cost) and ignored */
 
 struct pb_descriptor {
 	__u8 kind;		/* enum pb_event_kind */

@@ -520,7 +520,7 @@ json_t *governor__report_json(const struct governor *g)
 			json_array_append_new(on, json_incref(d));
 	}
 	o = json_pack("{s:f, s:s, s:b, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:I, s:I, s:o, s:o, "
-		      "s:o, s:f, s:n, s:s}",
+		      "s:o, s:f, s:f, s:f, s:n, s:s}",
 		      "budget", g->o.budget, "costs", g->origin ? g->origin : "default table",
 		      "cpu_time_known", g->cpu_known, "estimated_overhead_cpu", cpu,
 		      "estimated_overhead_wall", wall, "always_on_fraction",
@@ -532,6 +532,8 @@ json_t *governor__report_json(const struct governor *g)
 		      (json_int_t)g->n_open, "windows_postponed", (json_int_t)g->n_debt_waits,
 		      "always_on", on, "descriptors", all, "resources", groups,
 		      "last_close_ms", (double)g->close_lat_ns / 1e6,
+		      "last_close_probe_cost_ms", g->close_cost_ns / 1e6,
+		      "closes_probe_cost_ms", g->close_cost_total_ns / 1e6,
 		      "measured_overhead", "measured_overhead_note",
 		      "not measured in-process (bench/governor.sh measures throughput)");
 	if (o)

@@ -17,6 +17,13 @@
 #define DEF_WARMUP_NS		1000000000ull
 #define DEF_PERIOD_NS		1000000000ull
 #define DEF_MIN_WINDOW_NS	20000000ull
+/* A window lasts at least this long: a close forgets the resource's
+ * instances, so the oldest hold a window can show is its own length, and
+ * report's leak test needs closes that cut holds older than the leak age
+ * (100 ms by default) and its long holds are >= 50 ms; 2.5x the leak age.
+ * For the same duty, longer windows come less often, and each close's
+ * fixed cost is paid less often too. */
+#define GOV_HOLD_WINDOW_NS	250000000ull
 #define GOV_WARM_TICK_NS	10000000ull	/* the warm-up is checked every 10 ms */
 #define GOV_WARM_HORIZON_S	0.25	/* it may spend the budget of 250 ms */
 #define GOV_RECHECK_NS		100000000ull	/* overspending checked after 100 ms */
@@ -295,10 +302,18 @@ static void decide_note(struct governor *g, double total, double base, size_t n_
 	}
 }
 
+/* The last close's probe cost as time at the windowed probes' full rate
+ * hot (probe ns per s). */
+static uint64_t close_equiv_ns(const struct governor *g, double hot)
+{
+	return hot > 0 ? (uint64_t)(g->close_cost_ns / hot * NS_PER_S) : 0;
+}
+
 /* duty and window length of the windowed resources: what is left of the
  * allowance after the always-on set, over their full cost */
 static void set_duty(struct governor *g, double allowed, double on, double hot, bool *changed)
 {
+	uint64_t close_ns;
 	size_t i;
 
 	g->duty = hot > 0 ? (allowed - on) / hot : 1;
@@ -315,13 +330,17 @@ static void set_duty(struct governor *g, double allowed, double on, double hot, 
 				  (double)g->o.period_ns);
 	if (g->window_ns < g->o.min_window_ns)
 		g->window_ns = g->o.min_window_ns;
-	/* every close costs the detach's latency at full rate (the probes
-	 * fire until their links are gone): a window shorter than that spends
-	 * more on its close than on what it sees, so it lasts at least the
-	 * last close's latency, and the cycle pays for both */
-	if (g->window_ns < g->close_lat_ns)
-		g->window_ns = g->close_lat_ns;
-	g->cycle_ns = g->duty > 0 ? (uint64_t)((double)(g->window_ns + g->close_lat_ns) / g->duty) :
+	if (g->window_ns < GOV_HOLD_WINDOW_NS && g->o.min_window_ns < GOV_HOLD_WINDOW_NS)
+		g->window_ns = GOV_HOLD_WINDOW_NS;
+	/* every close costs the hits of the probes that fire until their
+	 * breakpoints are gone (close_cost_ns, counted at the last close):
+	 * a window shorter than that cost's worth at full rate spends more on
+	 * its close than on what it sees, so it lasts at least that, and the
+	 * cycle pays for both */
+	close_ns = close_equiv_ns(g, hot);
+	if (g->window_ns < close_ns)
+		g->window_ns = close_ns;
+	g->cycle_ns = g->duty > 0 ? (uint64_t)((double)(g->window_ns + close_ns) / g->duty) :
 				    g->o.period_ns;
 	if (g->cycle_ns < g->o.period_ns)
 		g->cycle_ns = g->o.period_ns;
@@ -421,6 +440,28 @@ static void window_share(struct governor *g)
 		g->win_share = GOV_SHARE_CAP;
 }
 
+/* The cost of the hits since g->hits was read before a close: the probes
+ * that fired while the close's links were being destroyed (g->hits is
+ * left as it was: account() charges them to the ledger). */
+static int close_cost(struct governor *g, struct engine *e)
+{
+	uint64_t *now_hits = calloc(g->n_desc, sizeof(*now_hits));
+	int err;
+
+	if (!now_hits)
+		return -ENOMEM;
+	err = engine__desc_hits(e, now_hits, g->n_desc);
+	if (!err) {
+		g->close_cost_ns = 0;
+		for (size_t i = 0; i < g->n_desc; i++)
+			if (now_hits[i] > g->hits[i])
+				g->close_cost_ns += (double)(now_hits[i] - g->hits[i]) * g->cost[i];
+		g->close_cost_total_ns += g->close_cost_ns;
+	}
+	free(now_hits);
+	return err;
+}
+
 /* open (on) every detached resource or close every windowed one; at a
  * close, one sample of each resource's ACQUIRE rate for the estimates */
 static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_fn emit,
@@ -435,8 +476,26 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		if (err)
 			return err;
 		window_share(g);
-		err = gov_close_groups(g, e, &ts);
+		/* the close marks go into the trace before the detach, after
+		 * every record already in the ring buffer: a reader then sees
+		 * the events that fire while the links are being destroyed
+		 * (in parallel, gov_window.c) after the mark, outside the
+		 * window, where a lifetime they would open is not opened */
+		emit(NULL, 0, NULL, ctx);
+		ts = pb_mono_ns();
+		for (i = 0; i < g->n_groups; i++) {
+			struct gov_group *gr = &g->groups[gov_order(g, i, true)];
+
+			if (!gr->attached || !gr->windowed)
+				continue;
+			gr->n_move = gov_movable(g, gr);
+			gov_window_mark(g, gr, false, ts, emit, ctx);
+		}
+		err = gov_close_groups(g, e, ts);
 		g->close_lat_ns = pb_mono_ns() - ts;
+		err2 = close_cost(g, e);
+		if (err2 && !err)
+			err = err2;
 	}
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[gov_order(g, i, !on)];
@@ -455,10 +514,10 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 				continue;
 			gr->closing = false;
 			gov_sample_window(g, gr, ts);
+			gov_window_stats(g, gr, ts, emit, ctx);
+			continue;
 		}
 		gov_window_mark(g, gr, on, ts, emit, ctx);
-		if (!on)
-			gov_window_stats(g, gr, ts, emit, ctx);
 	}
 	if (on) {
 		g->n_open++;
@@ -560,9 +619,10 @@ static bool ledger_wait(struct governor *g, uint64_t now)
 	double spent, allowed, spare = g->allowed_rate - g->always_on_rate, wait;
 
 	ledger(g, now, &spent, &allowed);
-	/* the window's expected cost (the hits while its links are being
-	 * destroyed are counted by the engine and land in the ledger) */
-	spent += g->hot_rate * (double)(g->window_ns + g->close_lat_ns) / NS_PER_S;
+	/* the window's expected cost, its close's included (the hits while
+	 * its links are being destroyed are counted by the engine and land in
+	 * the ledger; the last close's are the estimate) */
+	spent += g->hot_rate * (double)g->window_ns / NS_PER_S + g->close_cost_ns;
 	if (spent <= allowed)
 		return false;
 	wait = spare > 0 ? (spent - allowed) / spare * NS_PER_S : (double)g->o.period_ns;

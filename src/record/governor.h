@@ -80,7 +80,9 @@ struct gov_opts {
 /* Parse "2%", "2", "0.5%" into a fraction; -EINVAL unless 0 < P <= 100. */
 int gov_parse_budget(const char *s, double *fraction);
 
-/* A record for the trace (a struct pb_rec_window or a note). */
+/* A record for the trace (a struct pb_rec_window or a note); neither
+ * (rec and note NULL): a window is about to close, write out every record
+ * the probes produced so far first. */
 typedef void (*gov_emit_fn)(const void *rec, size_t len, const char *note, void *ctx);
 
 struct governor *governor__new(const struct plan *p, const struct gov_cost_source *c,

@@ -91,6 +91,12 @@ struct governor {
 	double must_rate;
 	double hot_rate;		/* probe ns/s of the windowed ones, all on */
 	uint64_t close_lat_ns;		/* the last close took this long */
+	double close_cost_total_ns;	/* every close's, summed */
+	double close_cost_ns;		/* ... and its probes' hits while the
+					 * links were being destroyed cost this
+					 * (counted, not close_lat_ns at full rate:
+					 * the kernel removes the breakpoints
+					 * before its RCU wait) */
 	uint64_t close_end_ns;		/* ... and ended then */
 	uint64_t cpu_last_ns;		/* when cpu_last was read */
 	struct gov_cpu_seen *cpu_seen;	/* governor__cpu_ns's processes */
@@ -124,7 +130,7 @@ void gov_window_stats(struct governor *g, struct gov_group *gr, uint64_t ts, gov
 /* attach one group (ts: after its last attach); the window's counts start */
 int gov_open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts);
 /* close every open windowed group in parallel (ts: before the first detach) */
-int gov_close_groups(struct governor *g, struct engine *e, uint64_t *ts);
+int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts);
 
 /* gov_report.c */
 void gov_group_hits(const struct governor *g, const struct gov_group *gr, const uint64_t *hits,

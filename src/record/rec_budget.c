@@ -9,6 +9,7 @@
 #include "record/governor.h"
 #include "common/clock.h"
 #include "trace/trace.h"
+#include "validate/confidence.h"
 
 #define CPU_READ_NS	(200 * 1000000ull)	/* /proc reads at most every 200 ms */
 
@@ -16,8 +17,14 @@ static void gov_emit(const void *rec, size_t len, const char *note, void *ctx)
 {
 	struct recorder *r = ctx;
 
+	if (!rec && !note) {
+		recorder_drain(r);
+		return;
+	}
 	if (rec && trace_writer__record(r->w, rec, len))
 		r->write_errors++;
+	if (rec)
+		confidence__window(r->conf, rec, len);
 	if (note) {
 		if (trace_writer__note(r->w, note))
 			r->write_errors++;

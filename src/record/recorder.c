@@ -482,6 +482,12 @@ static bool stop_requested(struct recorder *r)
 	return r->o.should_stop && r->o.should_stop(r->o.ctx);
 }
 
+void recorder_drain(struct recorder *r)
+{
+	while (engine__poll(r->e, 0, write_record, r) > 0)
+		;
+}
+
 /* poll, snapshot, progress until a stop condition; returns the reason */
 static enum trace_stop_reason record_loop(struct recorder *r)
 {
@@ -544,8 +550,7 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 	struct trace_end e = {};
 	int err;
 
-	while (engine__poll(r->e, 0, write_record, r) > 0)
-		;
+	recorder_drain(r);
 	recorder_budget_finish(r);	/* every window closed and marked */
 	err = take_snapshot(r);
 	if (!err)

@@ -85,6 +85,8 @@ int recorder_maps_update(struct recorder *r);
 void recorder_fork_hint(struct recorder *r);
 
 /* rec_budget.c (record --budget; no-ops without it) */
+/* Write every record waiting in the ring buffer to the trace. */
+void recorder_drain(struct recorder *r);
 int recorder_budget_start(struct recorder *r);
 int recorder_budget_tick(struct recorder *r, uint64_t now);
 int recorder_budget_timeout(const struct recorder *r, uint64_t now, int cap);

@@ -427,6 +427,14 @@ static void take_counters(struct confidence *c, uint32_t di, const struct pb_des
 	d->last_events = events;
 }
 
+void confidence__window(struct confidence *c, const struct pb_rec_hdr *rec, size_t len)
+{
+	const struct pb_rec_window *w = (const void *)rec;
+
+	if (c && rec && len >= sizeof(*w) && rec->type == PB_REC_WINDOW)
+		leak_model__windowed(c->leak, w->resource);
+}
+
 int confidence__snapshot(struct confidence *c, uint64_t ts_ns,
 			 const struct pb_desc_stats *cum, size_t n_desc)
 {

@@ -152,6 +152,11 @@ void confidence__free(struct confidence *c);
  * quoted in reasons). 0, or -EINVAL for a bad descriptor / short record. */
 int confidence__sample(struct confidence *c, const struct pb_rec_violation *v, size_t len);
 
+/* A record --budget window mark (PB_REC_WINDOW; other records are
+ * ignored): its resource's release test ("Missing RELEASEs") stops, as
+ * the engine forgets a windowed resource's instances at each close. */
+void confidence__window(struct confidence *c, const struct pb_rec_hdr *rec, size_t len);
+
 /* One snapshot of cumulative counters (n_desc entries). Closes the windows
  * that have enough evidence and judges them. Returns the number of state
  * changes it made (see confidence__changes), or -errno. */

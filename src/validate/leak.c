@@ -473,6 +473,12 @@ void leak_model__adjust(const struct leak_model *lm, uint32_t di, uint64_t *even
 	viol[CONFIDENCE_INV_RELEASE_MISSING] += (uint64_t)d->missing;
 }
 
+void leak_model__windowed(struct leak_model *lm, uint32_t res)
+{
+	if (lm && res < lm->n_res)
+		lm->r[res].rt_on = false;
+}
+
 bool leak_model__release(const struct leak_model *lm, uint32_t di,
 			 struct confidence_release *out)
 {

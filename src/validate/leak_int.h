@@ -78,6 +78,12 @@ void leak_model__adjust(const struct leak_model *lm, uint32_t di, uint64_t *even
 bool leak_model__release(const struct leak_model *lm, uint32_t di,
 			 struct confidence_release *out);
 
+/* record --budget windows resource res: the release test stops for good
+ * (each window's close forgets the resource's instances in the engine,
+ * so the units held a snapshot back read as released since: a growth of
+ * "busy" units that is the forgetting, not RELEASEs the model misses). */
+void leak_model__windowed(struct leak_model *lm, uint32_t res);
+
 /* True while RELEASE descriptor di has missing RELEASEs charged and the
  * resource's busy level is still at its high-water mark: the unexplained
  * growth persists, so its windows are neither clean (no promotion) nor

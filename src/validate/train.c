@@ -196,6 +196,7 @@ static int replay_items(struct trainer *t, struct replay *rp, struct trainer_tra
 				confidence__sample(rp->conf, (const void *)it.rec, it.rec_len);
 			else
 				envelope__record(t->env, it.rec, it.rec_len);
+			confidence__window(rp->conf, it.rec, it.rec_len);
 		} else if (it.type == TRACE_ITEM_SNAPSHOT) {
 			if (confidence__snapshot_res(rp->conf, it.snap.ts_ns, it.snap.desc,
 						     it.snap.n_desc, it.snap.res,

@@ -701,6 +701,50 @@ TEST(test_churn_per_generation_from_events)
 	manifest__free(m);
 }
 
+/* record --budget: the events that fire while a close's links are being
+ * destroyed come after the close mark; a lifetime they would open (its
+ * USE probe already gone) is not opened, so 1000 such cycles are no
+ * churn, while a window's own cycles (with their USE) are lifetimes */
+TEST(test_no_lifetime_opens_between_a_close_and_the_next_open)
+{
+	struct manifest *m = load_manifest();
+	struct analysis *a = analysis__new(m, NULL);
+	struct pb_rec_window w = { 0 };
+	int i;
+
+	ASSERT_NOT_NULL(a);
+	w.hdr.type = PB_REC_WINDOW;
+	w.hdr.version = PB_EVENTS_VERSION;
+	w.hdr.size = sizeof(w);
+	w.resource = R_CONN;
+	w.hdr.ts_ns = T0;
+	w.open = 1;
+	ASSERT_OK(analysis__add_record(a, &w.hdr, sizeof(w)));
+	for (i = 0; i < 100; i++) {	/* in the window: whole, with a USE */
+		uint64_t t = T0 + 10000 + (uint64_t)i * 10000;
+
+		res_rec(a, m, t, 9, C_ACQ, 0xc000, (uint64_t)i + 1, 0, PB_RF_NEW_GENERATION);
+		res_rec(a, m, t + 1000, 9, C_USE, 0xc000, (uint64_t)i + 1, 0, 0);
+		res_rec(a, m, t + 2000, 9, C_REL, 0xc000, (uint64_t)i + 1, 2000, 0);
+	}
+	w.hdr.ts_ns = T0 + SEC;
+	w.open = 0;
+	ASSERT_OK(analysis__add_record(a, &w.hdr, sizeof(w)));
+	for (i = 0; i < 1000; i++) {	/* the close: USE detached, ACQUIRE going */
+		uint64_t t = T0 + SEC + 1000 + (uint64_t)i * 100;
+
+		res_rec(a, m, t, 9, C_ACQ, 0xc000, (uint64_t)i + 101, 0, PB_RF_NEW_GENERATION);
+		res_rec(a, m, t + 50, 9, C_REL, 0xc000, (uint64_t)i + 101, 50, 0);
+	}
+	analysis__finish(a);
+	if (find_kind(a, FINDING_CHURN, R_CONN))
+		dump(a);
+	ASSERT_NULL(find_kind(a, FINDING_CHURN, R_CONN));
+	ASSERT_GE(analysis__counts(a)->window_unmatched, 2000);
+	analysis__free(a);
+	manifest__free(m);
+}
+
 /* ---- confidence ------------------------------------------------------------ */
 
 static void leak_snapshots(struct analysis *a)

@@ -588,6 +588,33 @@ TEST(test_busy_growth_is_missing_releases)
 	confidence__free(c);
 }
 
+/* record --budget windows the resource (a PB_REC_WINDOW mark): each
+ * close forgets its instances in the engine, so the same busy growth is
+ * the forgetting; the release test stops, nothing is charged */
+TEST(test_windowed_resource_has_no_release_test)
+{
+	struct confidence_opts o = { .manifest = &rel_m };
+	struct confidence *c = confidence__new(ND, NULL, &o);
+	struct pb_rec_window w = { 0 };
+	struct pb_res_stats r = { 0 };
+	uint64_t prev[PB_IDLE_SLOTS] = { 0 };
+	struct feed f = { 0 };
+	struct confidence_release rt;
+	int i;
+
+	ASSERT_NOT_NULL(c);
+	w.hdr.type = PB_REC_WINDOW;
+	w.hdr.size = sizeof(w);
+	w.resource = 0;
+	confidence__window(c, &w.hdr, sizeof(w));
+	for (i = 0; i < 8; i++)
+		rel_step(c, &f, &r, prev, false);
+	ASSERT_EQ(confidence__state(c, 1), PB_CONF_VALIDATED);
+	ASSERT_EQ(confidence__violations(c, 1, CONFIDENCE_INV_RELEASE_MISSING), 0);
+	ASSERT_FALSE(confidence__release(c, 1, &rt));
+	confidence__free(c);
+}
+
 /* Every instance held: the busy level stops growing, so nothing more is
  * charged, but nothing is explained either. While the level stays at its
  * high-water mark the suspect descriptor does not recover (the realmut
