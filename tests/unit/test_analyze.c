@@ -318,23 +318,28 @@ TEST(test_leak_growth_from_zero_when_spawned)
 	manifest__free(m);
 }
 
-/* record --budget: a window edge and, at a close, what the window saw */
-static void window_rec(struct analysis *a, uint32_t res, uint64_t open, uint64_t close,
-		       int64_t growth, uint64_t cut_age_ns, uint64_t cuts)
+/* record --budget: one window edge of res */
+static void window_mark(struct analysis *a, uint32_t res, uint64_t ts, bool open)
 {
 	struct pb_rec_window w = { 0 };
-	struct pb_rec_window_stats st = { 0 };
 
 	w.hdr.type = PB_REC_WINDOW;
 	w.hdr.version = PB_EVENTS_VERSION;
 	w.hdr.size = sizeof(w);
 	w.resource = res;
-	w.hdr.ts_ns = open;
-	w.open = 1;
+	w.hdr.ts_ns = ts;
+	w.open = open;
 	ASSERT_OK(analysis__add_record(a, &w.hdr, sizeof(w)));
-	w.hdr.ts_ns = close;
-	w.open = 0;
-	ASSERT_OK(analysis__add_record(a, &w.hdr, sizeof(w)));
+}
+
+/* record --budget: a window's edges and, at its close, what it saw */
+static void window_rec(struct analysis *a, uint32_t res, uint64_t open, uint64_t close,
+		       int64_t growth, uint64_t cut_age_ns, uint64_t cuts)
+{
+	struct pb_rec_window_stats st = { 0 };
+
+	window_mark(a, res, open, true);
+	window_mark(a, res, close, false);
 	st.hdr.type = PB_REC_WINDOW_STATS;
 	st.hdr.version = PB_EVENTS_VERSION;
 	st.hdr.size = sizeof(st);
@@ -709,17 +714,10 @@ TEST(test_no_lifetime_opens_between_a_close_and_the_next_open)
 {
 	struct manifest *m = load_manifest();
 	struct analysis *a = analysis__new(m, NULL);
-	struct pb_rec_window w = { 0 };
 	int i;
 
 	ASSERT_NOT_NULL(a);
-	w.hdr.type = PB_REC_WINDOW;
-	w.hdr.version = PB_EVENTS_VERSION;
-	w.hdr.size = sizeof(w);
-	w.resource = R_CONN;
-	w.hdr.ts_ns = T0;
-	w.open = 1;
-	ASSERT_OK(analysis__add_record(a, &w.hdr, sizeof(w)));
+	window_mark(a, R_CONN, T0, true);
 	for (i = 0; i < 100; i++) {	/* in the window: whole, with a USE */
 		uint64_t t = T0 + 10000 + (uint64_t)i * 10000;
 
@@ -727,9 +725,7 @@ TEST(test_no_lifetime_opens_between_a_close_and_the_next_open)
 		res_rec(a, m, t + 1000, 9, C_USE, 0xc000, (uint64_t)i + 1, 0, 0);
 		res_rec(a, m, t + 2000, 9, C_REL, 0xc000, (uint64_t)i + 1, 2000, 0);
 	}
-	w.hdr.ts_ns = T0 + SEC;
-	w.open = 0;
-	ASSERT_OK(analysis__add_record(a, &w.hdr, sizeof(w)));
+	window_mark(a, R_CONN, T0 + SEC, false);
 	for (i = 0; i < 1000; i++) {	/* the close: USE detached, ACQUIRE going */
 		uint64_t t = T0 + SEC + 1000 + (uint64_t)i * 100;
 
