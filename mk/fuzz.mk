@@ -10,6 +10,8 @@
 #                        FUZZ_LONG_PREBUILT=1 runs $(BUILD)/fuzz/NAME,
 #                        FUZZ_LONG_PREBUILT=DIR a frozen copy DIR/NAME;
 #                        FUZZ_LONG_FORK=N runs N workers (-fork=N);
+#                        FUZZ_LONG_TOPUP=1 only what a target lacks
+#                        to 10 M summed over its runs;
 #                        FUZZ_LONG_UNTIL=<unix time> ends every run by then
 #   make fuzz-rates      executions/s (wall and per CPU second) of each
 #                        target -> bench/results/fuzz.json "rates";

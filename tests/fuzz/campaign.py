@@ -26,6 +26,8 @@
       Each target runs with -max_len from MAX_LEN (the format's realistic
       input sizes); FUZZ_LONG_PREBUILT=1 runs the Makefile's binaries
       (BUILD/fuzz/NAME, the same ASan+UBSan flags) instead of building.
+      FUZZ_LONG_TOPUP=1 runs each target only for the executions it
+      still lacks to 10 M summed over its runs (executions_total).
 
   campaign.py rates [NAME...]   (make fuzz-rates; not in CI)
       Executions per second of each target, wall and CPU: BUILD/fuzz/NAME
@@ -36,7 +38,8 @@
       into bench/results/fuzz.json ("rates") with hours to 10 M.
       FUZZ_RATES_STEADY=K instead measures the marginal CPU of K
       executions past the corpus load (FUZZ_RATES_ROUNDS rounds, median;
-      "rates"."steady_3"): start-up and corpus load left out.
+      "rates"."steady_3", or FUZZ_RATES_KEY): start-up and corpus load
+      left out.
 
 Environment (set by mk/fuzz.mk): CLANG, COV_CFLAGS, ASAN_CFLAGS, LIB_SRCS, REJIT_SRCS,
 LDLIBS, BUILD, LLVM_PROFDATA, LLVM_COV.
@@ -385,10 +388,20 @@ def cmd_long(names):
         if left < 30:
             print(f'fuzz-long: {n}: FUZZ_LONG_UNTIL reached, not run', flush=True)
             continue
-        print(f'fuzz-long: {n} to {runs} runs or {left}s', flush=True)
+        # FUZZ_LONG_TOPUP=1: only the executions still missing to 10 M
+        # summed over the target's runs (cumulate), for a short window
+        want = runs
+        if os.environ.get('FUZZ_LONG_TOPUP') == '1':
+            old = load_results().get('campaigns', {}).get(n) or {}
+            done = old.get('executions_total') or old.get('executions') or 0
+            want = min(runs, 10_000_000 - done)
+            if want <= 0:
+                print(f'fuzz-long: {n}: {done} executions summed already, not run', flush=True)
+                continue
+        print(f'fuzz-long: {n} to {want} runs or {left}s', flush=True)
         log = os.path.join(build, 'fuzz', f'{n}.long.log')
         with open(log, 'w') as lf:
-            r = subprocess.run(['nice', '-n', '19', binp, f'-runs={runs}', f'-max_total_time={left}',
+            r = subprocess.run(['nice', '-n', '19', binp, f'-runs={want}', f'-max_total_time={left}',
                                 f'-timeout={LONG_TIMEOUT}', '-rss_limit_mb=2048', '-print_final_stats=1',
                                 f'-max_len={MAX_LEN.get(n, 4096)}',
                                 f'-artifact_prefix={art}'] + ([f'-fork={fork}'] if fork > 1 else []) +
@@ -406,13 +419,15 @@ def cmd_long(names):
                         seeds, work], cwd=ROOT, capture_output=True, env=fuzz_env())
         m = (re.findall(r'cov: (\d+) ft: (\d+)', text) or [None])[-1]
         camp[n] = {'executions': parse_stats(text), 'seconds': round(elapsed), 'exit': r.returncode,
-                   'crashes': crashes, 'stopped_by': 'runs' if parse_stats(text) >= runs else 'time',
+                   'crashes': crashes, 'stopped_by': 'runs' if parse_stats(text) >= want else 'time',
                    'edges': int(m[0]) if m else None, 'features': int(m[1]) if m else None,
                    'seeds_before': n_seeds, 'seeds_after': len(os.listdir(seeds)),
                    'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                    'nice': 19, 'max_len': MAX_LEN.get(n, 4096), 'asan_options': fuzz_env()['ASAN_OPTIONS'],
                    'cpu_s': round(cpu, 1), 'fork': fork if fork > 1 else 1,
                    'loadavg_1m_at_end': round(os.getloadavg()[0], 2)}
+        if want != runs:
+            camp[n]['runs_asked'] = want     # FUZZ_LONG_TOPUP
         print(f'  {camp[n]["executions"]} execs in {camp[n]["seconds"]}s, {len(crashes)} crashes, '
               f'corpus {n_seeds} -> {camp[n]["seeds_after"]}', flush=True)
         cur = load_results()    # another campaign may have written meanwhile
@@ -517,7 +532,9 @@ def cmd_steady(names):
                                                     for lb in got) +
               (f', x{row["speedup"]}' if 'speedup' in row else ''), flush=True)
         cur = load_results()
-        st = cur.setdefault('rates', {}).setdefault('steady_3', {})
+        # FUZZ_RATES_KEY: the "rates" entry written (steady_3 by default),
+        # so a new measurement does not mix with an earlier one's note
+        st = cur.setdefault('rates', {}).setdefault(os.environ.get('FUZZ_RATES_KEY') or 'steady_3', {})
         st.setdefault('targets', {})[n] = row
         st['method'] = (f'marginal CPU (user+sys) of {k} executions past the corpus load: the same '
                         'binary from a fresh corpus copy with -runs=S+10 and -runs=S+10+K (S = seeds), '
