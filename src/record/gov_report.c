@@ -323,7 +323,11 @@ void gov_over_budget_note(const struct governor *g, double base, char *buf, size
 
 	off = (size_t)snprintf(buf, sz, "governor: OVER BUDGET: the always-on sites alone cost "
 			       "%.3g%% > %.3g%% and are never detached:",
-			       100 * g->must_rate / base, 100 * g->o.budget);
+			       100 * (g->must_rate + g->meter.fx.fixed) / base, 100 * g->o.budget);
+	if (g->meter.fx.fixed > 0 && off < sz)
+		off += (size_t)snprintf(buf + off, sz - off, " the OS-effects tracepoints (%.3g%%, "
+					"measured; this engine cannot turn them off)",
+					100 * g->meter.fx.fixed / base);
 	for (i = 0; i < g->n_desc && off < sz; i++) {
 		if (!g->must[i] || g->rate[i] <= 0)
 			continue;
@@ -536,10 +540,12 @@ json_t *governor__report_json(const struct governor *g)
 		      "closes_probe_cost_ms", g->close_cost_total_ns / 1e6,
 		      "measured_overhead", "measured_overhead_note",
 		      "not measured in-process (bench/governor.sh measures throughput)");
-	if (o)
+	if (o) {
 		json_object_set_new(o, "slowdown_reference", ref);
-	else
+		json_object_set_new(o, "measured", gov_meter_json(g));
+	} else {
 		json_decref(ref);
+	}
 	return o;
 }
 
@@ -588,6 +594,7 @@ void governor__report_print(const struct governor *g, FILE *out)
 	if (g->over_budget)
 		fprintf(out, "  OVER BUDGET: the always-on sites alone cost more than %.3g%% "
 			"(they are never detached; see the trace notes)\n", g->o.budget * 100);
+	gov_meter_print(g, out);
 	for (i = 0; i < g->n_groups; i++) {
 		const struct gov_group *gr = &g->groups[i];
 

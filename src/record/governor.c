@@ -95,7 +95,6 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->o.period_ns = o->period_ns ? o->period_ns : DEF_PERIOD_NS;
 	g->o.min_window_ns = o->min_window_ns ? o->min_window_ns : DEF_MIN_WINDOW_NS;
 	g->n_desc = p->n_descriptors;
-	g->cost = c->ns_per_hit;
 	g->origin = c->origin;
 	n = g->n_desc + 1;
 	g->hits = calloc(n, sizeof(*g->hits));
@@ -110,7 +109,8 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->rate = calloc(n, sizeof(*g->rate));
 	g->hz = calloc(n, sizeof(*g->hz));
 	if (!g->hits || !g->events || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
-	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g)) {
+	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g) ||
+	    gov_meter_init(g, c->ns_per_hit)) {
 		governor__free(g);
 		errno = ENOMEM;
 		return NULL;
@@ -134,6 +134,7 @@ static int account(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		cost += c;
 		g->prev[i] = g->hits[i];
 	}
+	cost += gov_meter_read(g, e, now);	/* the OS effects, as measured */
 	if (g->phase == GOV_WARMUP)
 		g->warm_cost_ns += cost;
 	else
@@ -369,13 +370,16 @@ static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		   gov_emit_fn emit, void *ctx)
 {
 	double secs = (double)(now - g->dec_ns) / NS_PER_S, base, allowed, hot, on;
-	double total = 0, spent = 0, old_duty = g->duty;
+	double total = 0, spent, old_duty = g->duty;
+	struct gov_fx *fx = &g->meter.fx;
 	size_t i, n_on = 0;
 	bool changed = !g->decided, was_over, *old = g->pin_old;
 
 	if (engine__desc_hits(e, g->hits, g->n_desc) || secs <= 0)
 		return;
 	memcpy(old, g->pin, g->n_desc * sizeof(*old));
+	/* per-hit costs with the measured probe programs, effects' rate */
+	spent = gov_meter_plan(g) / secs;
 	measure(g, now, secs);
 	for (i = 0; i < g->n_desc; i++) {
 		total += g->rate[i];
@@ -397,20 +401,28 @@ static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	allowed = g->o.budget * base;
 	g->allowed_rate = allowed;
 	g->base_rate = base;
-	if (total <= allowed) {	/* everything fits: nothing is windowed */
+	fx->gate = g->meter.gate;
+	fx->rate = g->meter.fx_rate;
+	if (total + fx->rate <= allowed) {	/* everything fits: nothing is windowed */
 		for (i = 0; i < g->n_desc; i++)
 			g->pin[i] = g->must[i] = false;
 		g->must_rate = 0;
 		on = 0;
 		hot = classify_groups(g, 2 * total + 1, &on, &changed);
+		gov_fx_plan(fx, 2 * (total + fx->rate) + 1, &on, &hot);
 	} else {
 		on = classify_waits(g, allowed);
 		hot = classify_groups(g, allowed, &on, &changed);
+		gov_fx_plan(fx, allowed, &on, &hot);
 	}
 	g->always_on_rate = on;
 	g->hot_rate = hot;
 	was_over = g->over_budget;
-	g->over_budget = g->must_rate > allowed;
+	g->over_budget = g->must_rate + fx->fixed > allowed;
+	if (!fx->windowed)
+		gov_meter_effects(g, e, now, true);
+	else if (!gov_any_open(g))
+		gov_meter_effects(g, e, now, false);
 	set_duty(g, allowed, on, hot, &changed);
 	for (i = 0; i < g->n_groups; i++)
 		n_on += !g->groups[i].windowed;
@@ -471,6 +483,8 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 	size_t i;
 	int err = 0, err2;
 
+	if (on && g->meter.fx.windowed)	/* the effects first: the probes find them on */
+		gov_meter_effects(g, e, pb_mono_ns(), true);
 	if (!on) {
 		err = engine__desc_hits(e, g->hits, g->n_desc);
 		if (err)
@@ -496,6 +510,8 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		err2 = close_cost(g, e);
 		if (err2 && !err)
 			err = err2;
+		if (g->meter.fx.windowed)	/* after the probes are gone */
+			gov_meter_effects(g, e, pb_mono_ns(), false);
 	}
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[gov_order(g, i, !on)];
@@ -644,6 +660,7 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	int err;
 
 	if (!g->start_ns) {
+		gov_meter_start(g, e, now);
 		g->start_ns = g->dec_ns = now;
 		g->cpu_start = g->dec_cpu = cpu_ns;
 		g->next_ns = now + GOV_WARM_TICK_NS;
@@ -759,5 +776,6 @@ void governor__free(struct governor *g)
 	free(g->must);
 	free(g->rate);
 	free(g->hz);
+	gov_meter_free(g);
 	free(g);
 }

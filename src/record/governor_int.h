@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "record/governor.h"
+#include "engine/engine.h"
 #include "engine/events.h"
 #include "contract/manifest.h"
 
@@ -53,6 +54,36 @@ struct gov_group {
 	struct pb_rec_window_stats cut;	/* .detached_ns: set by the close */
 };
 
+/* the OS effects in a plan (gov_meter.c gov_fx_plan) */
+struct gov_fx {
+	bool gate;			/* the engine can turn them off */
+	bool windowed;			/* on only inside the windows */
+	double rate;			/* ns per s of wall while on (measured) */
+	double fixed;			/* ... that no plan can avoid (no gate) */
+};
+
+/* gov_meter.c: the engine programs' measured run time and the recorder's
+ * CPU, besides the traps the cost source prices */
+struct gov_meter {
+	bool stats;			/* kernel run-time statistics readable */
+	bool gate, fx_on;		/* the effects gate exists; it is on */
+	struct engine_prog_cost at0, last;	/* at the start, at the last read */
+	double *trap;			/* calibrated trap cost per hit, per descriptor */
+	double *runs;			/* probe programs one hit runs, per descriptor */
+	double prog_ns;			/* measured ns per probe-program run (0: none) */
+	uint64_t dec_probe_ns, dec_probe_runs;	/* at the last plan */
+	double effects_ns;		/* effects program time, charged so far */
+	double dec_effects_ns;		/* ... at the last plan */
+	double fx_on_ns, fx_off_ns;	/* ... with the gate on / off */
+	uint64_t fx_on_wall_ns;		/* wall time with the gate on */
+	uint64_t fx_edge_ns;		/* the last read or toggle */
+	uint64_t fx_off_since, fx_off_total_ns;
+	size_t n_toggles;
+	double fx_rate;			/* effects ns per s while on (run's mean) */
+	struct gov_fx fx;		/* the last plan's verdict */
+	uint64_t self_cpu0, self_cpu;	/* the recorder's CPU (getrusage) */
+};
+
 struct gov_cpu_seen {
 	pid_t pid;
 	uint64_t ns;			/* its last CPU time reading */
@@ -62,7 +93,10 @@ struct governor {
 	const struct plan *p;
 	struct gov_opts o;
 	size_t n_desc;
-	const double *cost;		/* ns per hit, per descriptor (borrowed) */
+	const double *cost;		/* ns per hit, per descriptor: cost_own */
+	double *cost_own;		/* the cost source's traps + the measured
+					 * probe programs (gov_meter_plan) */
+	struct gov_meter meter;
 	const char *origin;
 	int *group_of;			/* descriptor -> group, -1 = not probed */
 	bool *pin;			/* WAIT kept attached across its group's
@@ -131,6 +165,17 @@ void gov_window_stats(struct governor *g, struct gov_group *gr, uint64_t ts, gov
 int gov_open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts);
 /* close every open windowed group in parallel (ts: before the first detach) */
 int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts);
+
+/* gov_meter.c */
+int gov_meter_init(struct governor *g, const double *trap);
+void gov_meter_free(struct governor *g);
+void gov_meter_start(struct governor *g, struct engine *e, uint64_t now);
+double gov_meter_read(struct governor *g, struct engine *e, uint64_t now);
+void gov_meter_effects(struct governor *g, struct engine *e, uint64_t now, bool on);
+double gov_meter_plan(struct governor *g);
+void gov_fx_plan(struct gov_fx *f, double allowed, double *on, double *hot);
+json_t *gov_meter_json(const struct governor *g);
+void gov_meter_print(const struct governor *g, FILE *out);
 
 /* gov_report.c */
 void gov_group_hits(const struct governor *g, const struct gov_group *gr, const uint64_t *hits,

@@ -114,3 +114,59 @@ TEST(test_estimate_warmup_apart_one_window_unknown_two_t_interval)
 	governor__free(g);
 	manifest__free(m);
 }
+
+/* The probe programs' run time, measured by the kernel's statistics, is
+ * added to each descriptor's per-hit cost, once per program a hit runs
+ * (a span: entry + return), and the OS effects are charged at their
+ * measured rate while on (gov_meter.c). */
+TEST(test_meter_prices_probe_programs_and_effects)
+{
+	struct diags *d = diags__new();
+	struct manifest *m = NULL;
+	struct plan_descriptor pd[2] = { { .event = 0, .status = PLAN_DESC_OK, .n_sites = 2 },
+					 { .event = 1, .status = PLAN_DESC_OK, .n_sites = 1 } };
+	struct plan_site sites[3] = { 0 };
+	struct plan p = { 0 };
+	double cost[2] = { 1000, 600 };
+	struct gov_cost_source src = { .ns_per_hit = cost, .n = 2, .origin = "test" };
+	struct gov_opts o = { .budget = 0.02 };
+	struct governor *g;
+	double fx;
+
+	ASSERT_OK(manifest__parse("t.yaml", manifest_yaml, strlen(manifest_yaml), &m, d));
+	diags__free(d);
+	sites[0].descriptor = 0;	/* a span: entry ... */
+	sites[0].insn_len = 1;
+	snprintf(sites[0].insn_text, sizeof(sites[0].insn_text), "push rbp");
+	sites[1].descriptor = 0;	/* ... and return */
+	sites[1].retprobe = true;
+	sites[2].descriptor = 1;	/* an entry only */
+	sites[2].insn_len = 1;
+	snprintf(sites[2].insn_text, sizeof(sites[2].insn_text), "push rbp");
+	p.manifest = m;
+	p.descriptors = pd;
+	p.n_descriptors = 2;
+	p.sites = sites;
+	p.n_sites = 3;
+	g = governor__new(&p, &src, &o);
+	ASSERT_NOT_NULL(g);
+	ASSERT_TRUE(g->cost[0] == 1000 && g->cost[1] == 600);	/* traps only, before */
+	g->meter.stats = true;
+	g->meter.last.probe_runs = 1000;	/* 1000 runs in 400 us: 400 ns each */
+	g->meter.last.probe_ns = 400000;
+	g->meter.effects_ns = 5e6;		/* 5 ms of effects in 0.5 s on */
+	g->meter.fx_on_ns = 5e6;
+	g->meter.fx_on_wall_ns = S / 2;
+	fx = gov_meter_plan(g);
+	ASSERT_TRUE(near(fx, 5e6));
+	ASSERT_TRUE(near(g->cost[0], 1000 + 2 * 400));
+	ASSERT_TRUE(near(g->cost[1], 600 + 400));
+	ASSERT_TRUE(near(g->meter.fx_rate, 10e6));
+	/* too few runs since: the last figure stays */
+	g->meter.last.probe_runs += 10;
+	g->meter.last.probe_ns += 100000;
+	ASSERT_TRUE(near(gov_meter_plan(g), 0));
+	ASSERT_TRUE(near(g->cost[1], 1000));
+	governor__free(g);
+	manifest__free(m);
+}

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* test_governor.c: record --budget's pieces that need no BPF: budget
  * parsing, the default cost table per site class (the calibration plug-in
- * point), the target's CPU time sources. */
+ * point), the target's CPU time sources, where a plan puts the measured
+ * OS effects (gov_meter.c). */
 #include "harness.h"
 #include <unistd.h>
 #include "record/governor.h"
+#include "record/governor_int.h"
 
 TEST(budget_parsing)
 {
@@ -74,4 +76,38 @@ TEST(cpu_time_sources)
 	ASSERT_GT(t, 0);
 	ASSERT_U64_EQ(gov_cpu_ns_pids(&gone, 1), 0);
 	ASSERT_U64_EQ(gov_cpu_ns_cgroup("/nonexistent/cgroup"), 0);
+}
+
+/* The OS effects in a plan: on the always-on side while the always-on
+ * set with them fits half the allowance (a cheap resource's rule); else
+ * inside the windows, paid by the windows' duty; never gated (no gate in
+ * the engine): fixed, counted with the must-keep sites (over budget). */
+TEST(effects_plan)
+{
+	struct gov_fx f = { .gate = true, .rate = 1e6 };
+	double on = 2e6, hot = 50e6;
+
+	gov_fx_plan(&f, 10e6, &on, &hot);	/* 2 + 1 <= 10 / 2 */
+	ASSERT_FALSE(f.windowed);
+	ASSERT_TRUE(on == 3e6 && hot == 50e6 && f.fixed == 0);
+
+	f.rate = 4e6;
+	on = 2e6;
+	gov_fx_plan(&f, 10e6, &on, &hot);	/* 2 + 4 > 10 / 2 */
+	ASSERT_TRUE(f.windowed);
+	ASSERT_TRUE(on == 2e6 && hot == 54e6 && f.fixed == 0);
+
+	f.gate = false;
+	on = 2e6;
+	hot = 50e6;
+	gov_fx_plan(&f, 10e6, &on, &hot);	/* cannot be turned off */
+	ASSERT_FALSE(f.windowed);
+	ASSERT_TRUE(on == 6e6 && hot == 50e6 && f.fixed == 4e6);
+
+	f.gate = true;
+	f.rate = 0;			/* none measured (no statistics) */
+	on = 2e6;
+	gov_fx_plan(&f, 1e6, &on, &hot);
+	ASSERT_FALSE(f.windowed);
+	ASSERT_TRUE(on == 2e6 && f.fixed == 0);
 }
