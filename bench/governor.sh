@@ -135,6 +135,7 @@ for c in cfgs[1:]:
             'duty': b.get('duty'),
             'windows_opened': b.get('windows_opened'),
             'window_unjudged': b.get('window_unjudged'),
+            'measured': b.get('measured'),
             'always_on': [a['id'] for a in b.get('always_on', []) if a.get('estimated_cost_ns')],
             'estimates': [{k: g.get(k) for k in ('resource', 'windowed', 'windows', 'acquires_per_s',
                                                  'acquires_per_s_err95', 'events_per_s',

@@ -77,7 +77,7 @@ for c in cfgs:
         rows.append({'tps': t, 'measured_overhead': round(1 - t / alone[r], 3) if t and alone[r] else None,
                      'estimated_overhead_cpu': b.get('estimated_overhead_cpu'),
                      'over_budget': b.get('over_budget'), 'windows_opened': b.get('windows_opened'),
-                     'windows_postponed': b.get('windows_postponed'),
+                     'windows_postponed': b.get('windows_postponed'), 'measured': b.get('measured'),
                      'must_keep': [x['id'] for x in b.get('descriptors', []) if x['state'] == 'must_keep'],
                      'windowed': [g['resource'] for g in b.get('resources', []) if g.get('windowed')],
                      'processes': s.get('processes')})
