@@ -284,17 +284,20 @@ static double classify_groups(struct governor *g, double allowed, double *on, bo
 static void decide_note(struct governor *g, double total, double base, size_t n_on,
 			gov_emit_fn emit, void *ctx)
 {
-	char note[512];
+	char note[768];
 
 	snprintf(note, sizeof(note),
 		 "governor: budget %.3g%% of %s; estimated cost %.3g%% with every probe on; "
 		 "always on: %zu of %zu resources and the WAITs that fit or are rare (%.3g%%)%s; "
 		 "%zu windowed at duty %.3g%% (%.0f ms every %.0f ms, when the budget ledger "
-		 "allows); costs from the %s",
+		 "allows); OS effects %.3g%% (measured), %s; costs from the %s",
 		 g->o.budget * 100, g->cpu_known ? "the target's CPU time" : "one CPU (CPU time unknown)",
 		 100 * total / base, n_on, g->n_groups, 100 * g->always_on_rate / base,
 		 g->over_budget ? ": OVER BUDGET" : "", g->n_groups - n_on, 100 * g->duty,
-		 (double)g->window_ns / 1e6, (double)g->cycle_ns / 1e6,
+		 (double)g->window_ns / 1e6, (double)g->cycle_ns / 1e6, 100 * g->meter.fx.rate / base,
+		 !g->meter.gate ? "always on (cannot be turned off)" :
+		 g->meter.fx.windowed ? "on inside the windows only (cross-layer checks and joins "
+		 "outside them: unjudged, not seen)" : "always on",
 		 g->origin ? g->origin : "default table");
 	emit(NULL, 0, note, ctx);
 	if (g->over_budget) {
