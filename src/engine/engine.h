@@ -80,19 +80,6 @@ size_t engine__n_notes(const struct engine *e);
 const char *engine__note(const struct engine *e, size_t i);
 size_t engine__n_links(const struct engine *e);
 
-/* The engine programs' kernel run-time statistics (run_time_ns, run_cnt),
- * cumulative, by kind: the probe programs (entry/return/USDT), the OS
- * effects tracepoints, the rest (sweeps). -ENOTSUP until
- * engine__enable_stats() succeeded. */
-struct engine_prog_cost {
-	uint64_t probe_ns, probe_runs;
-	uint64_t effects_ns, effects_runs;
-	uint64_t other_ns, other_runs;
-};
-int engine__enable_stats(struct engine *e);
-int engine__prog_cost(const struct engine *e, struct engine_prog_cost *out);
-/* The OS-effects programs on or off at once (no detach). */
-int engine__set_effects(struct engine *e, bool on);
 
 /* Per-descriptor hit counters only (cheaper than a snapshot: no sweep),
  * summed over CPUs into hits[0..n). 0 or -errno. */
