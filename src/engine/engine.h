@@ -135,7 +135,7 @@ int engine__memory(const struct engine *e, struct engine_memory *out);
  * the off period is carried over (an epoch, bumped on every change, stamps
  * their state), so predictions spanning it are unjudged, never failed.
  * One store in the BPF object's .bss: no syscall. On at engine__new.
- * 0, or -EINVAL. */
+ * One caller at a time (it keeps the off-time count). 0, or -EINVAL. */
 int engine__set_effects(struct engine *e, bool on);
 bool engine__effects_on(const struct engine *e);
 
