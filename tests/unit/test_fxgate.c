@@ -9,12 +9,17 @@
  * predictions inside on periods must still be checked, and no invariant
  * may break. Without the epoch checks in the BPF object calls that slept
  * only while the gate was off fail off_cpu (that is how it was checked).
+ * The cost tests: held stats count every group's runs; without them, or
+ * refused by the kernel (a child without CAP_SYS_ADMIN), -ENOTSUP and a
+ * note, never zeros.
  */
 #include "harness.h"
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #include <time.h>
 #include <unistd.h>
 #include "contract/manifest.h"
@@ -287,4 +292,68 @@ TEST(fxgate_prog_cost_counts_runs_or_says_unsupported)
 		ASSERT_EQ(c.effects.run_cnt + c.probes.run_cnt + c.sweeps.run_cnt, 0);
 	}
 	gate_run__free(&r);
+}
+
+/* The kernel refuses the stats (bpf_enable_stats needs CAP_SYS_ADMIN; the
+ * engine itself does not): the engine still records, says so in a note,
+ * and engine__prog_cost returns -ENOTSUP (the sysctl off). In a child
+ * without CAP_SYS_ADMIN in its effective set. Exit codes: 0 ok, 77 the
+ * engine cannot load without it here, else the failed step. */
+static int refused_child(void)
+{
+	static const char *const args[] = { "probity-demo", "--clients", "2", "--requests",
+					    "300", "--json", "-q", NULL };
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cd[2];
+	struct engine_opts eo = { .prog_stats = true };
+	struct engine_prog_cost c;
+	struct gate_run r;
+	bool noted = false;
+	size_t i;
+	int err;
+
+	if (syscall(SYS_capget, &h, cd))
+		return 2;
+	cd[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+	if (syscall(SYS_capset, &h, cd))
+		return 3;
+	err = run_demo(&r, eo, args, false);
+	if (err && !r.e)
+		return 77;
+	if (err)
+		return 4;
+	for (i = 0; i < engine__n_notes(r.e); i++)
+		noted |= strstr(engine__note(r.e, i), "run-time stats refused") != NULL;
+	if (!noted)
+		return 5;
+	err = engine__prog_cost(r.e, &c);
+	if (sysctl_stats() != 1 && (err != -ENOTSUP || c.effects.run_cnt || c.probes.run_cnt))
+		return 6;
+	if (sysctl_stats() == 1 && err)
+		return 7;
+	gate_run__free(&r);
+	return 0;
+}
+
+TEST(fxgate_prog_cost_refused_by_the_kernel_is_a_note_and_enotsup)
+{
+	pid_t pid;
+	int st = 0;
+
+	REQUIRE_BPF();
+	fflush(NULL);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(refused_child());
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		if (pb_in_ci()) {
+			PB_FAIL("the engine does not load without CAP_SYS_ADMIN here");
+			return;
+		}
+		SKIP("the engine does not load without CAP_SYS_ADMIN here");
+	}
+	ASSERT_EQ(WEXITSTATUS(st), 0);
 }
