@@ -25,6 +25,7 @@
 #include "contract/manifest.h"
 #include "contract/plan.h"
 #include "engine/engine.h"
+#include "validate/confidence.h"
 
 #include "demo_paths.h"
 
@@ -33,6 +34,7 @@ struct gate_run {
 	struct plan *p;
 	struct engine *e;
 	struct engine_snapshot snap;
+	struct confidence *conf;	/* the recorder's controller, fed as record does */
 	int status;
 	/* the toggling thread */
 	pthread_t thr;
@@ -90,8 +92,49 @@ static int load_plan(struct gate_run *r, const char *manifest_path, const char *
 	return err;
 }
 
+/* The confidence controller as `record` starts it (recorder.c
+ * start_confidence, a started command: no attach grace). */
+static int start_confidence(struct gate_run *r)
+{
+	struct confidence_opts co = { 0 };
+	enum pb_confidence init[PB_MAX_DESCRIPTORS];
+	uint32_t ev[PB_MAX_DESCRIPTORS];
+	size_t i;
+
+	for (i = 0; i < r->p->n_descriptors && i < PB_MAX_DESCRIPTORS; i++) {
+		init[i] = r->p->descriptors[i].confidence;
+		ev[i] = (uint32_t)r->p->descriptors[i].event;
+	}
+	co.manifest = r->m;
+	co.desc_event = ev;
+	r->conf = confidence__new(r->p->n_descriptors, init, &co);
+	return r->conf ? 0 : -errno;
+}
+
+static int on_record(const void *rec, size_t len, void *ctx)
+{
+	struct gate_run *r = ctx;
+	const struct pb_rec_hdr *h = rec;
+
+	if (len >= sizeof(*h) && h->type == PB_REC_VIOLATION)
+		confidence__sample(r->conf, rec, len);
+	return 0;
+}
+
+/* A snapshot judged by the controller, as record does every interval. */
+static int judge(struct gate_run *r)
+{
+	int err = engine__snapshot(r->e, &r->snap);
+
+	if (!err)
+		confidence__snapshot_res(r->conf, r->snap.ts_ns, r->snap.desc, r->snap.n_desc,
+					 r->snap.res, r->snap.n_res);
+	return err;
+}
+
 /* Fork the demo held on a pipe, attach the engine to it (opts eo), let it
- * run, with the gate toggling when `toggle`, until it exits; snapshot. */
+ * run, with the gate toggling when `toggle`, until it exits, judging a
+ * snapshot every ~100 ms (5 polls) and at the end. */
 static int run_demo(struct gate_run *r, struct engine_opts eo, const char *const *args,
 		    bool toggle)
 {
@@ -101,6 +144,8 @@ static int run_demo(struct gate_run *r, struct engine_opts eo, const char *const
 	memset(r, 0, sizeof(*r));
 	paths();
 	err = load_plan(r, demo_manifest, demo_bin);
+	if (!err)
+		err = start_confidence(r);
 	if (err)
 		return err;
 	if (pipe(go))
@@ -137,20 +182,24 @@ static int run_demo(struct gate_run *r, struct engine_opts eo, const char *const
 	if (write(go[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
 	close(go[1]);
-	while (waitpid(pid, &r->status, WNOHANG) != pid)
-		engine__poll(r->e, 20, NULL, NULL);
+	for (unsigned n = 1; waitpid(pid, &r->status, WNOHANG) != pid; n++) {
+		engine__poll(r->e, 20, on_record, r);
+		if (n % 5 == 0 && (err = judge(r)))
+			break;
+	}
 	if (toggle) {
 		r->stop = 1;
 		pthread_join(r->thr, NULL);
 	}
-	while (engine__poll(r->e, 0, NULL, NULL) > 0)
+	while (engine__poll(r->e, 0, on_record, r) > 0)
 		;
-	return engine__snapshot(r->e, &r->snap);
+	return err ? err : judge(r);
 }
 
 static void gate_run__free(struct gate_run *r)
 {
 	engine__free(r->e);
+	confidence__free(r->conf);
 	plan__free(r->p);
 	manifest__free(r->m);
 }
@@ -181,6 +230,7 @@ TEST(fxgate_rapid_toggles_judge_nothing_across_an_off_period)
 	};
 	struct engine_opts eo = { .prog_stats = true };
 	uint64_t unjudged = 0, passed_off_cpu = 0, viol = 0;
+	size_t n_changes = 0;
 	struct gate_run r;
 	uint32_t i, k;
 
@@ -221,12 +271,17 @@ TEST(fxgate_rapid_toggles_judge_nothing_across_an_off_period)
 	}
 	ASSERT_GT(passed_off_cpu, 100);
 	ASSERT_GT(unjudged, 0);
-	/* no invariant broke: no state change for any descriptor */
+	/* no invariant broke, and the controller changed no state */
 	for (i = 0; i < r.snap.n_desc; i++)
 		for (k = 0; k < PB_INV_SLOTS; k++)
 			if (k != PB_INV_PREDICTION_FAILED)
 				viol += r.snap.desc[i].violations[k];
 	ASSERT_EQ(viol, 0);
+	confidence__changes(r.conf, &n_changes);
+	for (i = 0; i < n_changes; i++)
+		fprintf(stderr, "  change: %s\n", confidence__reason(r.conf,
+			confidence__changes(r.conf, &n_changes)[i].descriptor));
+	ASSERT_EQ(n_changes, 0);
 	if (r.cost_ok && r.on_cost.effects.run_cnt && r.off_cost.effects.run_cnt)
 		fprintf(stderr, "  effects programs: gate on %llu runs, %.0f ns/run; "
 			"gate off %llu runs, %.0f ns/run\n",
