@@ -7,11 +7,19 @@
  * the thread (inside a WAIT span, holding an instance), and with
  * emit_events stream pb_rec_sched / wakeup / block / fault / exit records.
  * engine.c turns off (and reports) any program whose tracepoint is missing.
+ *
+ * The effects gate (fx_epoch, engine__set_effects): every scheduler, block
+ * and fault program returns first thing while it is off; state they keep
+ * is stamped with the epoch it was seen in and forgotten in another one
+ * (thread_fx_sync, sleepers_of, io_start.ep, wait_ep, pend_ep). Process
+ * fork and exit programs are not gated: tracking and exit sweeps need them.
  */
 
 struct io_start {
 	__u64 ts;
 	__u64 pid_tgid;
+	__u32 ep;	/* fx_epoch at the issue */
+	__u32 _pad;
 };
 
 struct {
@@ -116,19 +124,20 @@ static __always_inline void attribute_io(struct thread_state *t, __u32 bytes, bo
 }
 
 /* The thread stops counting as a blocked waiter (woken, back on CPU,
- * exiting). */
+ * exiting): off its descriptor's count when that count is still of the
+ * epoch it was added in (blocked_desc is always of t->fx_ep). */
 static __always_inline void unblock_waiter(struct thread_state *t)
 {
+	struct fx_sleepers *s;
 	__u32 wd;
-	__s64 *w;
 
 	if (!t->blocked_desc)
 		return;
 	wd = t->blocked_desc - 1;
 	t->blocked_desc = 0;
-	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
-	if (w)
-		__sync_fetch_and_add(w, -1);
+	s = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	if (s && s->epoch == t->fx_ep)
+		__sync_fetch_and_add(&s->n, -1);
 }
 
 SEC("tp_btf/sched_switch")
@@ -137,30 +146,32 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 {
 	struct pb_rec_sched *r;
 	struct thread_state *t;
+	__u32 tid, ep = fx_epoch;
 	__u64 now;
-	__u32 tid;
 
-	if (!effects_on)
+	if (!effects_on || !FX_ON(ep))
 		return 0;
 	if (task_tracked(prev)) {
 		now = bpf_ktime_get_ns();
 		tid = BPF_CORE_READ(prev, pid);
 		t = thread_get(tid, true);
 		if (t) {
+			thread_fx_sync(t, ep);
 			t->off_ts = now;
 			/* still runnable: preempted or yielded, not waiting */
 			t->off_preempted = preempt || prev_state == 0;
 			/* asleep, not preempted: it blocked (cross-layer off_cpu);
-			 * inside a WAIT span it is a blocked waiter of its resource */
+			 * inside a WAIT span begun in this epoch it is a blocked
+			 * waiter of its resource */
 			if (!preempt && prev_state != 0) {
+				__u32 sl = (t->wait_depth - 1) & (PB_WAIT_DEPTH - 1);
+
 				t->n_blocks++;
 				if (t->wait_depth && t->wait_depth <= PB_WAIT_DEPTH &&
-				    !t->blocked_desc &&
-				    !(t->wait_flags[(t->wait_depth - 1) & (PB_WAIT_DEPTH - 1)] &
-				      WF_SLEPT_WOKEN)) {
-					__u32 wd = t->wait_desc[(t->wait_depth - 1) &
-								(PB_WAIT_DEPTH - 1)];
-					__s64 *w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+				    !t->blocked_desc && t->wait_ep[sl] == ep &&
+				    !(t->wait_flags[sl] & WF_SLEPT_WOKEN)) {
+					__u32 wd = t->wait_desc[sl];
+					__s64 *w = sleepers_of(wd, ep);
 
 					if (w) {
 						__sync_fetch_and_add(w, 1);
@@ -185,8 +196,10 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		now = bpf_ktime_get_ns();
 		tid = BPF_CORE_READ(next, pid);
 		t = thread_get(tid, false);
-		if (t)
+		if (t) {
+			thread_fx_sync(t, ep);	/* an off_ts of another epoch: unknown */
 			unblock_waiter(t);
+		}
 		if (t && t->off_ts) {
 			off = now - t->off_ts;
 			t->off_ts = 0;
@@ -215,14 +228,17 @@ int BPF_PROG(pb_sched_switch, bool preempt, struct task_struct *prev, struct tas
  * the resource: that is not a release wakeup), else as a release wakeup
  * when the waker RELEASEd the span's resource < WAKE_WINDOW_NS before. */
 static __always_inline void classify_wakeup(__u64 waker, bool waker_tracked, __u32 wakee,
-					    __u64 now)
+					    __u64 now, __u32 ep)
 {
 	struct thread_state *w = thread_get(wakee, false), *t;
 	struct pb_desc_stats *ds;
 	struct pb_res_stats *rs;
 	__u32 dep, di, res, slot;
 
-	if (!w || !w->wait_depth || w->wait_depth > PB_WAIT_DEPTH)
+	if (!w)
+		return;
+	thread_fx_sync(w, ep);	/* io_pending, last_io_done_ts of this epoch */
+	if (!w->wait_depth || w->wait_depth > PB_WAIT_DEPTH)
 		return;
 	dep = w->wait_depth;
 	slot = (dep - 1) & (PB_WAIT_DEPTH - 1);
@@ -253,7 +269,7 @@ static __always_inline void classify_wakeup(__u64 waker, bool waker_tracked, __u
  * and a tracked waker gets the credit for a RELEASE's wakes_waiter (also
  * when the wakee had not switched out yet: woken on its way to sleep). */
 static __always_inline void wake_blocked(__u64 waker, bool waker_tracked, __u32 wakee,
-					 __u64 now)
+					 __u64 now, __u32 ep)
 {
 	struct thread_state *w = thread_get(wakee, false), *t;
 	struct pb_desc_stats *ds;
@@ -261,9 +277,26 @@ static __always_inline void wake_blocked(__u64 waker, bool waker_tracked, __u32 
 
 	if (!w)
 		return;
+	thread_fx_sync(w, ep);
 	if (!w->wait_depth || w->wait_depth > PB_WAIT_DEPTH)
 		return;
 	slot = (w->wait_depth - 1) & (PB_WAIT_DEPTH - 1);
+	if (w->wait_ep[slot] != ep) {
+		/* a span begun before this on period: whether it slept and
+		 * was woken unseen is unknown, so it was never counted a
+		 * sleeper; a pending wakes_waiter its wake may settle cannot
+		 * be judged */
+		wd = w->wait_desc[slot];
+		t = waker_tracked && (__u32)waker != wakee ? thread_get((__u32)waker, false) : NULL;
+		if (t && t->pend_desc && t->pend_waiter == wd) {
+			di = t->pend_desc - 1;
+			t->pend_desc = 0;
+			ds = bpf_map_lookup_elem(&desc_stats, &di);
+			if (ds)
+				ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
+		}
+		return;
+	}
 	if (w->blocked_desc) {
 		__u64 *wk;
 
@@ -299,7 +332,8 @@ static __always_inline void wake_blocked(__u64 waker, bool waker_tracked, __u32 
 	t = thread_get((__u32)waker, false);
 	if (!t)
 		return;
-	if (t->pend_desc && t->pend_waiter == wd) {
+	thread_fx_sync(t, ep);	/* woke_desc of this epoch */
+	if (t->pend_desc && t->pend_waiter == wd && t->pend_ep == ep) {
 		di = t->pend_desc - 1;
 		t->pend_desc = 0;
 		ds = bpf_map_lookup_elem(&desc_stats, &di);
@@ -313,12 +347,15 @@ static __always_inline void wake_blocked(__u64 waker, bool waker_tracked, __u32 
 
 static __always_inline int on_wakeup(struct task_struct *p)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
+	__u64 pid_tgid, now;
 	struct pb_rec_wakeup *r;
-	bool waker_tracked = current_tracked(pid_tgid), wakee_tracked;
+	bool waker_tracked, wakee_tracked;
+	__u32 ep = fx_epoch;
 
-	if (!effects_on)
+	if (!effects_on || !FX_ON(ep))
 		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	waker_tracked = current_tracked(pid_tgid);
 	wakee_tracked = task_tracked(p);
 	if (!waker_tracked && !wakee_tracked)
 		return 0;
@@ -327,7 +364,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (wakee_tracked) {
 		__u32 wakee = BPF_CORE_READ(p, pid);
 
-		classify_wakeup(pid_tgid, waker_tracked, wakee, now);
+		classify_wakeup(pid_tgid, waker_tracked, wakee, now, ep);
 	}
 	if (emit_events && (r = rec_reserve(sizeof(*r)))) {
 		rec_fill_hdr(&r->hdr, PB_REC_WAKEUP, sizeof(*r), now, pid_tgid);
@@ -344,13 +381,15 @@ static __always_inline int on_wakeup(struct task_struct *p)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(pb_sched_waking, struct task_struct *p)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid;
 	bool waker_tracked;
+	__u32 ep = fx_epoch;
 
-	if (!effects_on || !task_tracked(p))
+	if (!effects_on || !FX_ON(ep) || !task_tracked(p))
 		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	waker_tracked = current_tracked(pid_tgid);
-	wake_blocked(pid_tgid, waker_tracked, BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	wake_blocked(pid_tgid, waker_tracked, BPF_CORE_READ(p, pid), bpf_ktime_get_ns(), ep);
 	return 0;
 }
 
@@ -369,12 +408,15 @@ int BPF_PROG(pb_sched_wakeup_new, struct task_struct *p)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(pb_block_rq_issue, struct request *rq)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), now, key = (__u64)rq;
-	struct io_start st;
+	__u64 pid_tgid, now, key = (__u64)rq;
+	struct io_start st = {};
 	struct pb_rec_block *r;
 	struct thread_state *t;
-	__u32 bytes;
+	__u32 bytes, ep = fx_epoch;
 
+	if (!FX_ON(ep))
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	if (!current_tracked(pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -382,9 +424,11 @@ int BPF_PROG(pb_block_rq_issue, struct request *rq)
 	count_effect();
 	st.ts = now;
 	st.pid_tgid = pid_tgid;
+	st.ep = ep;
 	bpf_map_update_elem(&io_inflight, &key, &st, BPF_ANY);
 	t = thread_get((__u32)pid_tgid, false);
 	if (t) {
+		thread_fx_sync(t, ep);
 		attribute_io(t, bytes, false);
 		__sync_fetch_and_add(&t->io_pending, 1);
 		if (t->wait_depth && t->wait_depth <= PB_WAIT_DEPTH)
@@ -410,9 +454,12 @@ int BPF_PROG(pb_block_rq_issue, struct request *rq)
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(pb_block_bio_queue, struct bio *bio)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid;
 	struct thread_state *t;
 
+	if (!FX_ON(fx_epoch))
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	if (!current_tracked(pid_tgid))
 		return 0;
 	t = thread_get((__u32)pid_tgid, false);
@@ -434,16 +481,24 @@ int BPF_PROG(pb_block_rq_complete, struct request *rq, blk_status_t error, unsig
 	struct pb_rec_block *r;
 	struct thread_state *t;
 	struct io_start *st;
+	__u32 ep = fx_epoch;
 
-	if (!effects_on)
+	if (!effects_on || !FX_ON(ep))
 		return 0;
 	st = bpf_map_lookup_elem(&io_inflight, &key);
 	if (!st)
 		return 0;
+	if (st->ep != ep) {
+		/* issued in another on period: its issuer's io_pending was
+		 * forgotten; nothing of it is joined */
+		bpf_map_delete_elem(&io_inflight, &key);
+		return 0;
+	}
 	now = bpf_ktime_get_ns();
 	count_effect();
 	t = thread_get((__u32)st->pid_tgid, false);
 	if (t) {
+		thread_fx_sync(t, ep);
 		if (t->io_pending)
 			__sync_fetch_and_add(&t->io_pending, -1);
 		t->last_io_done_ts = now;
@@ -466,10 +521,13 @@ SEC("tp_btf/page_fault_user")
 int BPF_PROG(pb_page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
+	__u64 pid_tgid, now;
 	struct pb_rec_fault *r;
 	struct thread_state *t;
 
+	if (!FX_ON(fx_epoch))
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	if (!current_tracked(pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();

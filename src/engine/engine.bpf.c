@@ -66,6 +66,14 @@ const volatile bool emit_events = false;
 const volatile __u32 fx_avail = 0;
 /* effects some descriptor predicts (engine.c): no cost without predictions */
 const volatile __u32 fx_want = 0;
+/* The effects gate and its epoch (engine__set_effects, docs/validation.md
+ * "Cross-layer checks"): odd = the OS-effect programs run, even = gated
+ * off (each returns after this one load). Bumped on every toggle by user
+ * space through the skeleton's mmap of .bss (engine.c starts it at 1), so
+ * it also names the on period effect state was seen in: state stamped
+ * with another epoch spans an off period and is unknown. */
+volatile __u32 fx_epoch = 0;
+#define FX_ON(ep)	((ep) & 1)
 
 /* ---- maps and per-thread state ---------------------------------------- */
 #include "engine/maps.bpf.h"

@@ -327,7 +327,7 @@ static int engine_open(struct engine *e, const struct engine_opts *opts)
 	check_tracepoints(e, e->mode != PB_TRACK_ANY);
 	if (e->mode == PB_TRACK_ANY)
 		engine_note(e, "no target pid: OS effects (scheduler, I/O, faults) are not joined");
-	return 0;
+	return engine_fx_init(e, opts);
 }
 
 /* Load, fill the descriptor table, attach the OS-effect programs, then the
@@ -390,7 +390,7 @@ struct engine *engine__new(const struct plan *p, const struct engine_opts *opts)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	e->cgroup_fd = -1;
+	e->cgroup_fd = e->stats_fd = -1;
 	err = engine_alloc(e, p);
 	if (!err)
 		err = engine_open(e, opts);
@@ -635,6 +635,7 @@ int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 	engine_count_idle(e, now);
 	out->engine.tombstones_swept = e->swept;
 	out->engine.window_unjudged += e->window_swept;
+	engine_fx_stats(e, &out->engine, now);
 	out->ts_ns = now;
 	out->n_desc = e->n_desc;
 	out->n_res = e->n_res;
@@ -782,6 +783,7 @@ void engine__free(struct engine *e)
 	if (e->cgroup_fd >= 0)
 		close(e->cgroup_fd);
 	engine_bpf__destroy(e->skel);
+	engine_fx_free(e);
 	for (i = 0; i < e->n_notes; i++)
 		free(e->notes[i]);
 	free(e->desc);

@@ -42,6 +42,12 @@ struct engine_opts {
 					 * (PB_REC_STACK) per second; 0 = none */
 	bool split_links;	/* one link per descriptor (record --budget):
 				 * engine__set_desc() can detach one */
+	bool prog_stats;	/* hold kernel BPF run-time stats on for the
+				 * engine's life (bpf_enable_stats(
+				 * BPF_STATS_RUN_TIME)): engine__prog_cost().
+				 * System-wide while held: every BPF program
+				 * on the machine then pays two clock reads per
+				 * run. A refusal is a note, not a failure. */
 };
 
 /* Cumulative since load, summed over CPUs. Arrays belong to the engine
@@ -123,6 +129,35 @@ struct engine_memory {
 	uint32_t max_procs;
 };
 int engine__memory(const struct engine *e, struct engine_memory *out);
+
+/* The effects gate (docs/validation.md "Cross-layer checks"): off, the
+ * scheduler, block-I/O and page-fault programs stay attached but return
+ * at once (their dispatch and one load); on again, nothing seen before
+ * the off period is carried over (an epoch, bumped on every change, stamps
+ * their state), so predictions spanning it are unjudged, never failed.
+ * One store in the BPF object's .bss: no syscall. On at engine__new.
+ * One caller at a time (it keeps the off-time count). 0, or -EINVAL. */
+int engine__set_effects(struct engine *e, bool on);
+bool engine__effects_on(const struct engine *e);
+
+/* Run time of the engine's BPF programs since load, from the kernel's
+ * run-time stats (bpf_prog_info run_time_ns / run_cnt): only counted
+ * while stats are on (opts.prog_stats, or sysctl kernel.bpf_stats_enabled). */
+struct engine_prog_group {
+	uint64_t run_ns;
+	uint64_t run_cnt;
+	uint32_t n_progs;	/* loaded programs in the group */
+};
+struct engine_prog_cost {
+	struct engine_prog_group effects;	/* the gated OS-effect tracepoints */
+	struct engine_prog_group procs;		/* sched_process_fork/exit (not gated) */
+	struct engine_prog_group probes;	/* pb_entry, pb_return, pb_usdt */
+	struct engine_prog_group sweeps;	/* the syscall programs (snapshot sweeps) */
+};
+/* 0; -ENOTSUP when run-time stats are off (the engine does not hold them
+ * and the sysctl is 0: the counts would be zeros, not a measurement), or
+ * -errno of bpf_prog_get_info_by_fd. */
+int engine__prog_cost(const struct engine *e, struct engine_prog_cost *out);
 
 void engine__free(struct engine *e);
 

@@ -46,6 +46,10 @@ struct engine {
 	 * expired tombstones are unknown, counted in window_swept */
 	bool windowed[PB_MAX_RESOURCES];
 	uint64_t window_swept;
+	/* the effects gate (engine_fx.c) */
+	bool fx_off;
+	uint64_t fx_toggles, fx_off_ns, fx_off_since;
+	int stats_fd;		/* bpf_enable_stats(), or -1 */
 	char *notes[ENGINE_MAX_NOTES];
 	size_t n_notes;
 	/* current poll */
@@ -60,6 +64,12 @@ void engine_note(struct engine *e, const char *fmt, ...) __attribute__((format(p
 /* engine_idle.c: the idle holdings of each resource into e->res (after
  * the sums), then now becomes the newest previous snapshot. */
 void engine_count_idle(struct engine *e, uint64_t now);
+
+/* engine_fx.c: before load, the gate on (epoch 1) and opts.prog_stats;
+ * at a snapshot, the gate's counters; at free, the stats fd. */
+int engine_fx_init(struct engine *e, const struct engine_opts *opts);
+void engine_fx_stats(const struct engine *e, struct pb_engine_stats *out, uint64_t now);
+void engine_fx_free(struct engine *e);
 
 /* procs.c */
 /* --cgroup: the directory in slot 0 of cgroup_filter (after load). */

@@ -346,6 +346,11 @@ struct pb_engine_stats {
 	__u64 window_unjudged;	/* USE/RELEASE not active on a windowed resource
 				 * (record --budget) whose ACQUIRE never came
 				 * (tombstone expired): unknown, not a violation */
+	/* appended to 6 without a bump (a shorter reader ignores them):
+	 * the effects gate (engine__set_effects), filled by user space */
+	__u64 fx_gate_toggles;	/* gate changes (on->off and off->on) */
+	__u64 fx_gate_off_ns;	/* time the OS-effect programs were gated off:
+				 * effects then were not seen (a sample) */
 };
 
 /* Map-only layouts (struct pb_inst_state, struct pb_descriptor) are shared

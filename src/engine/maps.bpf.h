@@ -90,6 +90,10 @@ struct stash {
 	__u64 ts[PB_STASH_DEPTH];
 	__u64 args[PB_STASH_DEPTH][6];
 	struct fx_snap fx[PB_STASH_DEPTH];
+	/* fx_epoch at the entry: a call whose return sees another epoch
+	 * spanned a gate change and its in-call predictions are unjudged
+	 * (kept here, not in fx_snap: ev_ctx has no room on the stack) */
+	__u32 fx_ep[PB_STASH_DEPTH];
 };
 
 struct {
@@ -146,6 +150,14 @@ struct thread_state {
 	__u32 preempt_last_us;		/* the last preempted interval (us), */
 	__u64 preempt_in_ts;		/* and when it ended (back on CPU) */
 	__u64 pend_wakes;		/* wait_wakes[pend_waiter] at the RELEASE */
+	/* effects gate (fx_epoch): the epoch the effect-program state above
+	 * (off_ts, off_preempted, io_pending, last_io_done_ts, blocked_desc,
+	 * woke_desc) belongs to; thread_fx_sync() forgets it in a new one */
+	__u32 fx_ep;
+	__u32 pend_ep;			/* fx_epoch of the pending wakes_waiter */
+	__u32 wait_ep[PB_WAIT_DEPTH];	/* fx_epoch at each WAIT span's start: a
+					 * span older than the epoch has an unseen
+					 * sleep/wake history (not a sleeper) */
 };
 
 struct {
@@ -155,12 +167,21 @@ struct {
 	__type(value, struct thread_state);
 } thread_zero SEC(".maps");
 
-/* threads blocked (asleep) inside a WAIT span, per WAIT descriptor (global) */
+/* threads blocked (asleep) inside a WAIT span, per WAIT descriptor
+ * (global), counted in one epoch of the effects gate: the first use in
+ * another epoch starts it from 0 (the sleepers of an earlier on period may
+ * have been woken unseen) */
+struct fx_sleepers {
+	__s64 n;
+	__u32 epoch;
+	__u32 _pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PB_MAX_DESCRIPTORS);
 	__type(key, __u32);
-	__type(value, __s64);
+	__type(value, struct fx_sleepers);
 } wait_sleepers SEC(".maps");
 
 /* sleepers of a WAIT descriptor woken so far, by anyone (global) */
@@ -344,6 +365,51 @@ static __always_inline struct thread_state *thread_get(__u32 tid, bool create)
 		}
 	}
 	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* ---- effects gate (fx_epoch, engine__set_effects) ---- */
+
+/* Bring t's effect-program state into epoch ep: what it held was seen in
+ * another on period (an off period in between hid its switches, wakeups
+ * and I/O), so it is forgotten, never carried. Its sleeper count is not
+ * decremented: that count is stamped with its own epoch (sleepers_of). */
+static __always_inline void thread_fx_sync(struct thread_state *t, __u32 ep)
+{
+	if (t->fx_ep == ep)
+		return;
+	t->off_ts = 0;
+	t->off_preempted = 0;
+	t->io_pending = 0;
+	t->last_io_done_ts = 0;
+	t->blocked_desc = 0;
+	t->woke_desc = 0;
+	t->fx_ep = ep;
+}
+
+/* The sleeper count of WAIT descriptor wd, to change in epoch ep: reset on
+ * its first use in ep. The reset races with another CPU's first change in
+ * ep (an increment lost): the count can only come out low, which judges
+ * fewer RELEASEs (no sleeper: nothing pending), never fails one. */
+static __always_inline __s64 *sleepers_of(__u32 wd, __u32 ep)
+{
+	struct fx_sleepers *s = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	__u32 old;
+
+	if (!s)
+		return NULL;
+	old = s->epoch;
+	if (old != ep && __sync_val_compare_and_swap(&s->epoch, old, ep) == old)
+		s->n = 0;
+	return &s->n;
+}
+
+/* Sleepers of wd now (read only): 0 when the count is another epoch's. */
+static __always_inline __s64 sleepers_now(__u32 wd, __u32 ep, bool *found)
+{
+	struct fx_sleepers *s = bpf_map_lookup_elem(&wait_sleepers, &wd);
+
+	*found = s != NULL;
+	return s && s->epoch == ep ? s->n : 0;
 }
 
 static __always_inline __u32 log2_bucket(__u64 v)

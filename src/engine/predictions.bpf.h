@@ -35,14 +35,16 @@ static __always_inline void pred_failed(struct pb_desc_stats *ds, __u32 di, __u1
  * saw it wake no sleeper before this next probe hit: failed when the
  * sleepers stayed asleep all along (none left, or one woken by another
  * thread, a timeout, a mutex hand-off: this RELEASE's part cannot be told,
- * unjudged). */
+ * unjudged). Pending since another epoch of the effects gate, or resolved
+ * with the gate off: its wake may have gone unseen, unjudged. */
 static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
 {
 	struct thread_state *t = thread_get(tid, false);
 	struct pb_desc_stats *ds;
-	__u32 di, wd;
+	__u32 di, wd, ep = fx_epoch;
+	bool found;
 	__u64 *wk;
-	__s64 *w;
+	__s64 w;
 
 	if (!t || !t->pend_desc)
 		return;
@@ -52,11 +54,11 @@ static __always_inline void resolve_pending_wake(__u32 tid, struct ev_ctx *c)
 	ds = bpf_map_lookup_elem(&desc_stats, &di);
 	if (!ds)
 		return;
-	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
+	w = sleepers_now(wd, ep, &found);
 	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
 	/* record --budget windows the resource: the releasing thread's next
 	 * probe hit may come after a window closed, too late to judge */
-	if (!w || *w <= 0 || !wk || *wk != t->pend_wakes ||
+	if (!found || w <= 0 || !wk || *wk != t->pend_wakes || t->pend_ep != ep || !FX_ON(ep) ||
 	    (res_lost_identity(t->pend_res) & PB_LOST_WINDOW)) {
 		ds->pred_unjudged[PB_FX_WAKES_WAITER_BIT]++;
 		return;
@@ -90,6 +92,8 @@ static __always_inline void judge_call_effects(const struct pb_descriptor *d,
 	for (fx = 0; fx < 3; fx++) {
 		if (!(d->fx_mask & (1u << fx)) || ran < d->fx_min_ns[fx])
 			continue;
+		/* !ok also for a call whose entry and return saw different
+		 * epochs of the effects gate, or the gate off (stash_pop) */
 		if (!(fx_avail & (1u << fx)) || !c->fx.ok || !t) {
 			ds->pred_unjudged[fx]++;
 			continue;
@@ -124,37 +128,41 @@ static __always_inline void judge_call_effects(const struct pb_descriptor *d,
 /* RELEASE predicted to wake a waiter: held at once when (at: return) the
  * thread woke a blocked waiter of the resource inside the call (< 500 us
  * ago); else, when a waiter is blocked now, pending until the thread's next
- * probe hit; with no blocked waiter there is nothing to judge. */
+ * probe hit; with no blocked waiter there is nothing to judge. With the
+ * effects gate off nobody can say whether a waiter sleeps: unjudged. */
 static __always_inline void judge_release_wake(const struct pb_descriptor *d,
 					       const struct ev_ctx *c, struct pb_desc_stats *ds,
 					       __u64 instance)
 {
-	__u32 wd = d->fx_waiter, fx = PB_FX_WAKES_WAITER_BIT;
+	__u32 wd = d->fx_waiter, fx = PB_FX_WAKES_WAITER_BIT, ep = fx_epoch;
 	struct thread_state *t;
+	bool found;
 	__u64 *wk;
-	__s64 *w;
+	__s64 w;
 
-	if (!(fx_avail & (1u << fx))) {
+	if (!(fx_avail & (1u << fx)) || !FX_ON(ep)) {
 		ds->pred_unjudged[fx]++;
 		return;
 	}
 	t = thread_get((__u32)c->pid_tgid, true);
-	w = bpf_map_lookup_elem(&wait_sleepers, &wd);
-	if (!t || !w) {
+	w = sleepers_now(wd, ep, &found);
+	if (!t || !found) {
 		ds->pred_unjudged[fx]++;
 		return;
 	}
-	if (d->at == AT_RETURN && t->woke_desc == wd + 1 && c->now - t->woke_ts < WAKE_WINDOW_NS) {
+	if (d->at == AT_RETURN && t->fx_ep == ep && t->woke_desc == wd + 1 &&
+	    c->now - t->woke_ts < WAKE_WINDOW_NS) {
 		t->woke_desc = 0;	/* one wakeup credits one RELEASE */
 		ds->pred_checked[fx]++;
 		return;
 	}
-	if (*w <= 0)
+	if (w <= 0)
 		return;
 	wk = bpf_map_lookup_elem(&wait_wakes, &wd);
 	t->woke_desc = 0;
 	t->pend_wakes = wk ? *wk : 0;
 	t->pend_desc = c->descriptor + 1;
+	t->pend_ep = ep;
 	t->pend_waiter = wd;
 	t->pend_res = d->resource;
 	t->pend_instance = instance;

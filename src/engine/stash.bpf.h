@@ -16,6 +16,7 @@ static __always_inline void wait_push(__u32 tid, __u32 res, __u32 di)
 		t->wait_res[dep & (PB_WAIT_DEPTH - 1)] = res;
 		t->wait_desc[dep & (PB_WAIT_DEPTH - 1)] = di;
 		t->wait_flags[dep & (PB_WAIT_DEPTH - 1)] = 0;
+		t->wait_ep[dep & (PB_WAIT_DEPTH - 1)] = fx_epoch;
 	}
 	t->wait_depth = dep + 1;
 }
@@ -74,7 +75,9 @@ static __always_inline void stash_push(__u32 tid, __u32 di, const __u64 *args, _
 	for (i = 0; i < 6; i++)
 		s->args[dep][i] = args[i];
 	s->fx[dep].ok = 0;
-	if (want_fx) {
+	s->fx_ep[dep] = fx_epoch;
+	/* gated off: effects are not counted, the call is unjudged */
+	if (want_fx && FX_ON(s->fx_ep[dep])) {
 		struct thread_state *t = thread_get(tid, true);
 
 		if (t) {
@@ -110,6 +113,9 @@ static __always_inline bool stash_pop(__u32 tid, __u32 di, __u64 *args, __u64 *t
 	dep &= PB_STASH_DEPTH - 1;
 	*ts = s->ts[dep];
 	*fx = s->fx[dep];
+	/* a gate change (or the gate off) since the entry: unjudged */
+	if (s->fx_ep[dep] != fx_epoch)
+		fx->ok = 0;
 #pragma unroll
 	for (i = 0; i < 6; i++)
 		args[i] = s->args[dep][i];
