@@ -139,6 +139,11 @@ int engine__memory(const struct engine *e, struct engine_memory *out);
  * One caller at a time (it keeps the off-time count). 0, or -EINVAL. */
 int engine__set_effects(struct engine *e, bool on);
 bool engine__effects_on(const struct engine *e);
+/* Destroy (false) or create again (true) the gated programs' links
+ * (engine_fxlink.c): gated off they still cost their dispatch on every
+ * context switch of the machine; detached, nothing. Detach only with the
+ * gate off (-EBUSY otherwise). 0 or the first -errno of an attach. */
+int engine__effects_link(struct engine *e, bool attached);
 
 /* Run time of the engine's BPF programs since load, from the kernel's
  * run-time stats (bpf_prog_info run_time_ns / run_cnt): only counted

@@ -80,17 +80,17 @@ void gov_meter_free(struct governor *g)
 	free(g->cost_own);
 }
 
-/* At the first tick: the run-time statistics on (the engine keeps them
- * on for its life), the recorder's CPU and the effects gate on. */
+/* At the first tick: the run-time statistics (the engine holds them on:
+ * engine_opts.prog_stats), the recorder's CPU, the effects gate on. */
 void gov_meter_start(struct governor *g, struct engine *e, uint64_t now)
 {
 	struct gov_meter *m = &g->meter;
 
 	m->self_cpu0 = m->self_cpu = self_cpu_ns();
-	m->stats = !engine__enable_stats(e) && !engine__prog_cost(e, &m->last);
+	m->stats = !engine__prog_cost(e, &m->last);
 	m->at0 = m->last;
-	m->dec_probe_ns = m->last.probe_ns;
-	m->dec_probe_runs = m->last.probe_runs;
+	m->dec_probe_ns = m->last.probes.run_ns;
+	m->dec_probe_runs = m->last.probes.run_cnt;
 	m->gate = !engine__set_effects(e, true);
 	m->fx_on = true;
 	m->fx_edge_ns = now;
@@ -107,7 +107,9 @@ double gov_meter_read(struct governor *g, struct engine *e, uint64_t now)
 	m->self_cpu = self_cpu_ns();
 	if (!m->stats || engine__prog_cost(e, &c))
 		return 0;
-	fx = (double)(c.effects_ns - m->last.effects_ns);
+	/* the process fork/exit programs are OS effects too (not gated) */
+	fx = (double)(c.effects.run_ns - m->last.effects.run_ns) +
+	     (double)(c.procs.run_ns - m->last.procs.run_ns);
 	if (m->fx_on) {
 		m->fx_on_ns += fx;
 		m->fx_on_wall_ns += now - m->fx_edge_ns;
@@ -135,7 +137,14 @@ void gov_meter_effects(struct governor *g, struct engine *e, uint64_t now, bool 
 		g->warm_cost_ns += fx;
 	else
 		g->gov_cost_ns += fx;
+	/* off: the gate, then the links (gated off, each program still runs
+	 * on every context switch of the machine); on: the links, then the
+	 * gate. A re-attach that fails leaves the effects off (unjudged). */
+	if (on && engine__effects_link(e, true))
+		return;
 	if (!engine__set_effects(e, on)) {
+		if (!on)
+			engine__effects_link(e, false);
 		m->fx_on = on;
 		m->n_toggles++;
 		if (!on)
@@ -152,13 +161,13 @@ void gov_meter_effects(struct governor *g, struct engine *e, uint64_t now, bool 
 double gov_meter_plan(struct governor *g)
 {
 	struct gov_meter *m = &g->meter;
-	uint64_t runs = m->last.probe_runs - m->dec_probe_runs;
+	uint64_t runs = m->last.probes.run_cnt - m->dec_probe_runs;
 	double fx = m->effects_ns - m->dec_effects_ns;
 
 	if (m->stats && runs >= METER_MIN_RUNS)
-		m->prog_ns = (double)(m->last.probe_ns - m->dec_probe_ns) / (double)runs;
-	m->dec_probe_ns = m->last.probe_ns;
-	m->dec_probe_runs = m->last.probe_runs;
+		m->prog_ns = (double)(m->last.probes.run_ns - m->dec_probe_ns) / (double)runs;
+	m->dec_probe_ns = m->last.probes.run_ns;
+	m->dec_probe_runs = m->last.probes.run_cnt;
 	for (size_t i = 0; i < g->n_desc; i++)
 		g->cost_own[i] = m->trap[i] + m->runs[i] * m->prog_ns;
 	if (m->fx_on_wall_ns > 0)
@@ -196,7 +205,7 @@ json_t *gov_meter_json(const struct governor *g)
 			 "run_time_stats", m->stats,
 			 "probe_program_ns_per_run", m->stats && m->prog_ns > 0 ?
 			 json_real(m->prog_ns) : json_null(),
-			 "probe_programs_ms", (double)(m->last.probe_ns - m->at0.probe_ns) / 1e6,
+			 "probe_programs_ms", (double)(m->last.probes.run_ns - m->at0.probes.run_ns) / 1e6,
 			 "effects_ms", m->effects_ns / 1e6,
 			 "effects_ns_per_s_on", m->fx_rate,
 			 "effects_policy", !m->gate ? "always on (the engine cannot gate them)" :

@@ -239,6 +239,7 @@ static int load_engine(struct recorder *r)
 	eo.ringbuf_bytes = r->o.ringbuf_bytes;
 	eo.stacks_per_sec = r->o.stacks_per_sec;
 	eo.split_links = r->o.budget > 0;	/* the governor detaches per descriptor */
+	eo.prog_stats = r->o.budget > 0;	/* the governor measures the programs */
 	r->e = engine__new(r->p, &eo);
 	if (!r->e) {
 		int err = -errno;

@@ -152,8 +152,8 @@ TEST(test_meter_prices_probe_programs_and_effects)
 	ASSERT_NOT_NULL(g);
 	ASSERT_TRUE(g->cost[0] == 1000 && g->cost[1] == 600);	/* traps only, before */
 	g->meter.stats = true;
-	g->meter.last.probe_runs = 1000;	/* 1000 runs in 400 us: 400 ns each */
-	g->meter.last.probe_ns = 400000;
+	g->meter.last.probes.run_cnt = 1000;	/* 1000 runs in 400 us: 400 ns each */
+	g->meter.last.probes.run_ns = 400000;
 	g->meter.effects_ns = 5e6;		/* 5 ms of effects in 0.5 s on */
 	g->meter.fx_on_ns = 5e6;
 	g->meter.fx_on_wall_ns = S / 2;
@@ -163,8 +163,8 @@ TEST(test_meter_prices_probe_programs_and_effects)
 	ASSERT_TRUE(near(g->cost[1], 600 + 400));
 	ASSERT_TRUE(near(g->meter.fx_rate, 10e6));
 	/* too few runs since: the last figure stays */
-	g->meter.last.probe_runs += 10;
-	g->meter.last.probe_ns += 100000;
+	g->meter.last.probes.run_cnt += 10;
+	g->meter.last.probes.run_ns += 100000;
 	ASSERT_TRUE(near(gov_meter_plan(g), 0));
 	ASSERT_TRUE(near(g->cost[1], 1000));
 	governor__free(g);
