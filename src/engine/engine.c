@@ -370,6 +370,7 @@ static int engine_load_attach(struct engine *e, const struct engine_opts *opts)
 		return -errno;
 	e->sweep_expect = true;
 	e->sweep_exits = e->mode != PB_TRACK_ANY;
+	e->sweep_every_ns = opts->sweep_every_ns;
 	/* always: violation samples come even in aggregate mode */
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_record, e, NULL);
 	if (!e->rb)
@@ -613,14 +614,26 @@ static int sum_engine_stats(struct engine *e, struct pb_engine_stats *out)
 	return 0;
 }
 
+void engine__sweep_next(struct engine *e)
+{
+	e->sweep_force = true;
+}
+
 int engine__snapshot(struct engine *e, struct engine_snapshot *out)
 {
 	uint64_t now;
 	int err;
 
-	sweep_expectations(e);
-	sweep_exits(e);
 	now = pb_mono_ns();
+	/* each sweep walks a whole map (1-2.5 ms here): under record
+	 * --budget they run once a second, not at every snapshot */
+	if (!e->sweep_every_ns || e->sweep_force || now - e->sweep_last_ns >= e->sweep_every_ns) {
+		sweep_expectations(e);
+		sweep_exits(e);
+		e->sweep_last_ns = now;
+		e->sweep_force = false;
+		now = pb_mono_ns();
+	}
 	sweep_tombstones(e, now);
 	memset(e->desc, 0, e->n_desc * sizeof(*e->desc));
 	memset(e->res, 0, e->n_res * sizeof(*e->res));
@@ -720,51 +733,6 @@ int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed)
 	if (!on)
 		drop_stashes(e, desc);
 	return err;
-}
-
-/* Mark res windowed (PB_LOST_WINDOW), delete its instance entries and
- * zero its units held against the capacity;
- * keys collected first as in sweep_tombstones. Called with the resource's
- * probes detached, so no program touches its keys meanwhile. */
-int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten)
-{
-	int fd = bpf_map__fd(e->skel->maps.instances);
-	int lfd = bpf_map__fd(e->skel->maps.res_lost);
-	struct pb_inst_key cur, next;
-	bool first = true, more = true;
-	uint64_t lost = 0;
-	int64_t zero = 0;
-
-	if (res >= e->n_res)
-		return -EINVAL;
-	if (bpf_map_lookup_elem(lfd, &res, &lost))
-		return -errno;
-	lost |= PB_LOST_WINDOW;
-	if (bpf_map_update_elem(lfd, &res, &lost, BPF_ANY))
-		return -errno;
-	e->windowed[res] = true;
-	/* the units held for `capacity` were the forgotten instances' */
-	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.res_cap), &res, &zero, BPF_ANY))
-		return -errno;
-	if (forgotten)
-		*forgotten = 0;
-	while (more) {
-		size_t n = 0, i;
-
-		first = true;
-		while (n < ENGINE_SWEEP_MAX &&
-		       !bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
-			first = false;
-			cur = next;
-			if (cur.resource == res)
-				e->expired[n++] = cur;
-		}
-		more = n == ENGINE_SWEEP_MAX;
-		for (i = 0; i < n; i++)
-			if (!bpf_map_delete_elem(fd, &e->expired[i]) && forgotten)
-				(*forgotten)++;
-	}
-	return 0;
 }
 
 size_t engine__n_links(const struct engine *e)

@@ -42,6 +42,10 @@ struct engine_opts {
 					 * (PB_REC_STACK) per second; 0 = none */
 	bool split_links;	/* one link per descriptor (record --budget):
 				 * engine__set_desc() can detach one */
+	uint64_t sweep_every_ns;	/* the kernel sweeps (expectations, exits) at
+				 * most this often; 0 = every snapshot. The
+				 * next snapshot after engine__sweep_next()
+				 * always sweeps (the last one of a run) */
 	bool prog_stats;	/* hold kernel BPF run-time stats on for the
 				 * engine's life (bpf_enable_stats(
 				 * BPF_STATS_RUN_TIME)): engine__prog_cost().
@@ -79,6 +83,8 @@ int engine__poll(struct engine *e, int timeout_ms, engine_record_fn fn, void *ct
 
 /* Sum the per-CPU stats. 0 or -errno. */
 int engine__snapshot(struct engine *e, struct engine_snapshot *out);
+/* The next engine__snapshot() sweeps whatever opts.sweep_every_ns says. */
+void engine__sweep_next(struct engine *e);
 
 /* Things the engine could not do and that the user must be told about
  * (e.g. "tracepoint page_fault_user missing: faults not joined"). */
@@ -113,6 +119,10 @@ int engine__pause_desc(struct engine *e, uint32_t desc, bool paused);
  * generation spans a gap.
  * *forgotten = entries deleted. 0 or -errno. */
 int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten);
+/* Only the mark (PB_LOST_WINDOW): from now on a USE/RELEASE of res whose
+ * ACQUIRE was not seen is unknown, not a violation. Before a close pauses
+ * the ACQUIREs: one paused in between would be charged. 0 or -errno. */
+int engine__window_resource(struct engine *e, uint32_t res);
 
 /* Call fn for every tracked process (struct pb_proc, events.h), then
  * forget the exited ones whose instances the last engine__snapshot()

@@ -36,6 +36,8 @@ struct engine {
 	uint64_t *swept_use, *swept_release, swept;
 	bool sweep_expect;	/* the expectation sweep program runs */
 	bool sweep_exits;	/* the exit sweep program runs */
+	uint64_t sweep_every_ns, sweep_last_ns;	/* opts.sweep_every_ns; the last */
+	bool sweep_force;	/* engine__sweep_next() */
 	uint32_t mode;		/* PB_TRACK_* (events.h) */
 	bool follow;		/* sched_process_fork attached */
 	uint64_t exit_swept_ts;	/* exited before this: instances swept */

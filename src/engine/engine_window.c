@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* engine_window.c: what record --budget reads at a window's edges
- * (docs/record.md "OVERHEAD BUDGET"): the descriptors' event counters
- * (the window's net growth) and, before a close forgets a resource, the
- * ages of its live generations (the holds the close cuts). Read-only: the
- * probes own every entry. */
+/* engine_window.c: what record --budget does at a window's edges
+ * (docs/record.md "OVERHEAD BUDGET"): reads the descriptors' event
+ * counters (the window's net growth) and, before a close forgets a
+ * resource, the ages of its live generations (the holds the close cuts),
+ * then forgets them (engine__forget_resource). */
 #include <errno.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -53,6 +53,60 @@ int engine__live_ages(struct engine *e, uint32_t res, uint64_t now_ns,
 		for (uint64_t x = age; x > 1 && b < PB_HIST_BUCKETS - 1; x >>= 1)
 			b++;
 		w->cut_age_hist[b]++;
+	}
+	return 0;
+}
+
+int engine__window_resource(struct engine *e, uint32_t res)
+{
+	int lfd = bpf_map__fd(e->skel->maps.res_lost);
+	uint64_t lost = 0;
+
+	if (res >= e->n_res)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(lfd, &res, &lost))
+		return -errno;
+	lost |= PB_LOST_WINDOW;
+	if (bpf_map_update_elem(lfd, &res, &lost, BPF_ANY))
+		return -errno;
+	e->windowed[res] = true;
+	return 0;
+}
+
+/* Mark res windowed (PB_LOST_WINDOW), delete its instance entries and
+ * zero its units held against the capacity;
+ * keys collected first as in sweep_tombstones. Called with the resource's
+ * probes detached, so no program touches its keys meanwhile. */
+int engine__forget_resource(struct engine *e, uint32_t res, uint64_t *forgotten)
+{
+	int fd = bpf_map__fd(e->skel->maps.instances);
+	struct pb_inst_key cur, next;
+	bool first = true, more = true;
+	int64_t zero = 0;
+	int err = engine__window_resource(e, res);
+
+	if (err)
+		return err;
+	/* the units held for `capacity` were the forgotten instances' */
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.res_cap), &res, &zero, BPF_ANY))
+		return -errno;
+	if (forgotten)
+		*forgotten = 0;
+	while (more) {
+		size_t n = 0, i;
+
+		first = true;
+		while (n < ENGINE_SWEEP_MAX &&
+		       !bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+			first = false;
+			cur = next;
+			if (cur.resource == res)
+				e->expired[n++] = cur;
+		}
+		more = n == ENGINE_SWEEP_MAX;
+		for (i = 0; i < n; i++)
+			if (!bpf_map_delete_elem(fd, &e->expired[i]) && forgotten)
+				(*forgotten)++;
 	}
 	return 0;
 }

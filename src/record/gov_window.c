@@ -168,6 +168,11 @@ int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts)
 		if (!gr->attached || !gr->windowed)
 			continue;
 		gr->n_move = gov_movable(g, gr);
+		/* marked windowed before its ACQUIREs pause: a USE or RELEASE
+		 * of a unit whose ACQUIRE the pause hid is unknown, not a
+		 * violation (the forget below marks it too, ms later) */
+		if (engine__window_resource(e, gr->res) && !err)
+			err = -EIO;
 		for (k = 0; k < gr->n_desc; k++) {
 			uint32_t desc = gr->descs[k];
 

@@ -240,6 +240,9 @@ static int load_engine(struct recorder *r)
 	eo.stacks_per_sec = r->o.stacks_per_sec;
 	eo.split_links = r->o.budget > 0;	/* the governor detaches per descriptor */
 	eo.prog_stats = r->o.budget > 0;	/* the governor measures the programs */
+	/* under a budget the map-walking sweeps run once a second (the
+	 * recorder's CPU is beside the target's) */
+	eo.sweep_every_ns = r->o.budget > 0 ? 1000000000ull : 0;
 	r->e = engine__new(r->p, &eo);
 	if (!r->e) {
 		int err = -errno;
@@ -553,6 +556,7 @@ static int finish_trace(struct recorder *r, enum trace_stop_reason why)
 
 	recorder_drain(r);
 	recorder_budget_finish(r);	/* every window closed and marked */
+	engine__sweep_next(r->e);	/* the last snapshot sweeps, due or not */
 	err = take_snapshot(r);
 	if (!err)
 		err = recorder_procs_update(r, true);
