@@ -59,6 +59,12 @@ struct gov_group {
 	 * close saw (PB_REC_WINDOW_STATS: net growth, cut generations) */
 	uint64_t win_acq_ev0, win_rel_ev0;
 	struct pb_rec_window_stats cut;	/* .detached_ns: set by the close */
+	/* gov_hold.c: the window length its closes' cut holds ask for, the
+	 * close that asked, and its windows' growth and old cut holds after
+	 * the warm-up (leak-like: its ask is withdrawn) */
+	uint64_t hold_want_ns, hold_age_ns, hold_win_ns, hold_old;
+	int64_t hold_growth;
+	bool hold_leaky;
 };
 
 struct gov_cpu_seen {
@@ -116,7 +122,7 @@ struct governor {
 	uint64_t hold_want_ns, hold_age_ns, hold_win_ns;
 	uint64_t hold_seen_ns, hold_close_ts;	/* all closed windows' length */
 	uint32_t hold_res;
-	size_t hold_grows, hold_closes;
+	size_t hold_grows, hold_closes, hold_withdrawn;
 	size_t n_open;			/* windows opened after the warm-up */
 	/* the slowdown a window causes as the ACQUIREs of resources not
 	 * windowed see it (gov_report.c; reported, not used): their hits
@@ -153,7 +159,7 @@ uint64_t gov_hold_demand(uint64_t win_ns, uint64_t age_max_ns, uint64_t cur_ns);
 /* the window length that rule gives, capped by all closed windows' length */
 uint64_t gov_hold_window(uint64_t want_ns, uint64_t seen_ns);
 /* after a close's stats: lengthen the next windows if it cut old holds */
-void gov_hold_close(struct governor *g, const struct gov_group *gr, uint64_t close_ns,
+void gov_hold_close(struct governor *g, struct gov_group *gr, uint64_t close_ns,
 		    gov_emit_fn emit, void *ctx);
 
 /* gov_report.c */

@@ -43,6 +43,24 @@ static void emit(const void *rec, size_t len, const char *note, void *ctx)
 	n_notes += note != NULL;
 }
 
+/* one close of gr: window [open, close), its oldest cut hold age_ns, the
+ * window's growth and its n_old holds cut at that age */
+static void close_with(struct governor *g, struct gov_group *gr, uint64_t open, uint64_t close,
+		       uint64_t age_ns, int64_t growth, uint64_t n_old)
+{
+	int b = 0;
+
+	memset(&gr->cut, 0, sizeof(gr->cut));
+	gr->win_open_ns = open;
+	gr->cut.acquires = 1000 + (uint64_t)(growth > 0 ? growth : 0);
+	gr->cut.releases = 1000 + (uint64_t)(growth < 0 ? -growth : 0);
+	gr->cut.cut_age_max_ns = age_ns;
+	for (uint64_t x = age_ns; x > 1 && b < PB_HIST_BUCKETS - 1; x >>= 1)
+		b++;
+	gr->cut.cut_age_hist[b] = n_old;
+	gov_hold_close(g, gr, close, emit, NULL);
+}
+
 TEST(test_hold_demand_rule)
 {
 	/* holds far shorter than the window: nothing asked */
@@ -150,6 +168,63 @@ TEST(test_hold_close_lengthens_and_says_why)
 	gov_hold_close(g, conn, 10000 * MS, emit, NULL);
 	ASSERT_U64_EQ(g->hold_want_ns, 4 * GOV_HOLD_WINDOW_NS);
 	ASSERT_EQ(n_notes, 2);
+	governor__free(g);
+	manifest__free(m);
+}
+
+/* a resource whose windows (after the warm-up) grew by 8 or more, and at
+ * least by the old holds they cut, is leak-like: its units are never
+ * released, no window length shows them whole, and its ask is withdrawn
+ * (report's leak estimate needs windows, not long ones); a long hold's
+ * windows do not grow (its RELEASEs balance), so its ask stands */
+TEST(test_hold_leak_like_ask_withdrawn)
+{
+	struct diags *d = diags__new();
+	struct manifest *m = NULL;
+	struct plan_descriptor pd[3] = { { .event = 0, .status = PLAN_DESC_OK, .n_sites = 1 },
+					 { .event = 1, .status = PLAN_DESC_OK, .n_sites = 1 },
+					 { .event = 2, .status = PLAN_DESC_OK, .n_sites = 1 } };
+	struct plan p = { 0 };
+	double cost[3] = { 1000, 1000, 1000 };
+	struct gov_cost_source src = { .ns_per_hit = cost, .n = 3, .origin = "test" };
+	struct gov_opts o = { .budget = 0.02 };
+	struct governor *g;
+	struct gov_group *conn;
+	json_t *j;
+
+	ASSERT_OK(manifest__parse("t.yaml", manifest_yaml, strlen(manifest_yaml), &m, d));
+	diags__free(d);
+	p.manifest = m;
+	p.descriptors = pd;
+	p.n_descriptors = 3;
+	g = governor__new(&p, &src, &o);
+	ASSERT_NOT_NULL(g);
+	conn = &g->groups[0];
+	g->start_ns = 1000 * MS;
+	n_notes = 0;
+	/* the warm-up's close (its window opened at the start): 200 ms cut,
+	 * growth 30 (every hold in flight): asks 800 ms, not leak-like */
+	close_with(g, conn, 1000 * MS, 1500 * MS, 200 * MS, 30, 4);
+	ASSERT_U64_EQ(g->hold_want_ns, 800 * MS);
+	ASSERT_FALSE(conn->hold_leaky);
+	ASSERT_EQ(n_notes, 1);
+	/* a window that grew by 23 with 5 old cut holds: leak-like, the ask
+	 * is withdrawn, and a note says why */
+	close_with(g, conn, 3000 * MS, 3250 * MS, 240 * MS, 23, 5);
+	ASSERT_TRUE(conn->hold_leaky);
+	ASSERT_U64_EQ(g->hold_want_ns, 0);
+	ASSERT_EQ(n_notes, 2);
+	j = governor__hold_json(g);
+	ASSERT_EQ(json_integer_value(json_object_get(j, "withdrawn")), 1);
+	ASSERT_TRUE(num_eq(json_number_value(json_object_get(j, "window_ms")), 250));
+	json_decref(j);
+	/* windows that give back more than they grew (RELEASEs of earlier
+	 * holds): no longer leak-like, its ask stands again (960 ms: the
+	 * 240 ms hold of the close before, 4x) */
+	close_with(g, conn, 5000 * MS, 5250 * MS, 100 * MS, -20, 1);
+	ASSERT_FALSE(conn->hold_leaky);
+	ASSERT_U64_EQ(g->hold_want_ns, 960 * MS);
+	ASSERT_EQ(n_notes, 3);
 	governor__free(g);
 	manifest__free(m);
 }
