@@ -19,6 +19,11 @@
 # windows (budgeted recording is meant for long runs). Results go to
 # ranking.by_duration."<secs>s" (other durations are kept), so both can
 # be measured. Not a test: nothing here fails on the rates it finds.
+# GOV_RANK_PATHOLOGIES (default all four) picks which are recorded;
+# GOV_RANK_LABEL (default none) names the results
+# ranking.by_duration."<secs>s_<label>", and a second run with the same
+# label adds its pathologies (and clean budgets, when GOV_CLEAN_RUNS > 0)
+# to that entry rather than replacing it.
 set -eu
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +36,8 @@ M="$BUILD/demo/demo.manifest.yaml"
 RUNS=${GOV_RANK_RUNS:-20}
 CLEAN=${GOV_CLEAN_RUNS:-7}
 SECS=${GOV_RANK_SECS:-20}
+PATHS=${GOV_RANK_PATHOLOGIES:-pool-contention leak churn long-hold}
+LABEL=${GOV_RANK_LABEL:-}
 W=$(mktemp -d /tmp/pbrank.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 load0=$(cut -d' ' -f1 /proc/loadavg)
@@ -45,7 +52,7 @@ one() {
 
 i=0
 while [ $i -lt "$RUNS" ]; do
-	for p in pool-contention leak churn long-hold; do
+	for p in $PATHS; do
 		one "$p.$i" 2% "$p"
 	done
 	echo "rank run $i done" >&2
@@ -59,9 +66,10 @@ while [ $i -lt "$CLEAN" ]; do
 	i=$((i + 1))
 done
 load1=$(cut -d' ' -f1 /proc/loadavg)
-python3 - "$W" "$RUNS" "$CLEAN" "$SECS" "$load0" "$load1" <<'PY'
+python3 - "$W" "$RUNS" "$CLEAN" "$SECS" "$load0" "$load1" "$PATHS" "$LABEL" <<'PY'
 import json, sys, datetime
 w, runs, clean, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+paths, label = sys.argv[7].split(), sys.argv[8]
 HEALTHY_MAX = 20
 EXPECT = {'pool-contention': ('contention', 'demo.pool.page'), 'leak': ('leak', 'demo.pool.page'),
           'churn': ('churn', 'demo.conn'), 'long-hold': ('long_hold', 'demo.conn')}
@@ -85,6 +93,8 @@ out = {'date_utc': datetime.datetime.now(datetime.timezone.utc).isoformat(timesp
                  % (secs, HEALTHY_MAX),
        'pathologies': {}, 'clean': {}}
 for p, (kind, res) in EXPECT.items():
+    if p not in paths:
+        continue
     ok, tops = 0, []
     for i in range(runs):
         r = load('%s/%s.%d.report' % (w, p, i))
@@ -96,7 +106,7 @@ for p, (kind, res) in EXPECT.items():
                              'rate': round(ok / runs, 3) if runs else None,
                              'meets_95pct': runs >= 20 and ok >= 0.95 * runs,
                              'tops_seen': {t: tops.count(t) for t in sorted(set(tops))}}
-for b in (1, 2, 5):
+for b in ((1, 2, 5) if clean else ()):
     changes, false, bad = 0, 0, []
     for i in range(clean):
         s = summary('%s/clean%d.%d.out' % (w, b, i))
@@ -115,7 +125,17 @@ rk = d.get('ranking') if isinstance(d.get('ranking'), dict) else {}
 byd = rk.get('by_duration') or {}
 if 'pathologies' in rk:	# the single-duration layout of before: kept, labelled
     byd.setdefault('before_window_estimates_4s', rk)
-byd['%gs' % secs] = out
+key = '%gs' % secs + ('_' + label if label else '')
+if label and isinstance(byd.get(key), dict):	# a second part of the same measurement
+    prev = byd[key]
+    prev.setdefault('pathologies', {}).update(out['pathologies'])
+    prev.setdefault('clean', {}).update(out['clean'])
+    prev.setdefault('parts', [{'date_utc': prev.get('date_utc'),
+                               'loadavg_1min_before_after': prev.get('loadavg_1min_before_after')}])
+    prev['parts'].append({'date_utc': out['date_utc'], 'pathologies': paths,
+                          'loadavg_1min_before_after': out['loadavg_1min_before_after']})
+    out = prev
+byd[key] = out
 d['ranking'] = {'note': 'per run duration (GOV_RANK_SECS); see bench/governor_rank.sh for why '
                         'the default is 20 s', 'by_duration': byd}
 json.dump(d, open(path, 'w'), indent=2)

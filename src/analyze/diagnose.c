@@ -101,17 +101,12 @@ static double wait_weight(const struct analysis *a, const struct finish_ctx *x, 
 }
 
 /* record --budget windowed r (window statistics): the share of the run its
- * windows covered, and the holds its closes cut at an age of at least the
- * long-hold threshold (lower bounds: a cut hold is never seen whole).
- * Aggregated long-hold time is scaled to the run (1 / share), so that it
- * compares with the always-on WAITs' wait time over the whole run. */
-static void an_window_scale(const struct analysis *a, const struct finish_ctx *x, size_t r,
+ * windows covered. */
+static void an_window_cover(const struct analysis *a, const struct finish_ctx *x, size_t r,
 			    struct res_ev *e)
 {
 	const struct an_res_win *rw = &a->rwin[r];
 	uint64_t obs = rw->obs_ns;
-	double n, lo;
-	int i;
 
 	if (!a->windowed[r] || !rw->wins.n)
 		return;
@@ -122,8 +117,37 @@ static void an_window_scale(const struct analysis *a, const struct finish_ctx *x
 	e->share = clamp01((double)obs / x->dur_ns);
 	if (e->share <= 0)
 		e->share = 1e-3;
+}
+
+/* Aggregated time of n holds seen in r's windows, scaled to the run at the
+ * 95 % lower bound of their count (Poisson): two holds seen in 3 % of a
+ * run are no evidence of 60; the holds seen count at least as themselves.
+ * So that it compares with the always-on WAITs' wait time over the run. */
+double an_window_run_ns(const struct res_ev *e, double n, double ns)
+{
+	double lo = an_poisson_low95(n);
+
+	if (!e->est || !(n > 0))
+		return ns;
+	return lo > 0 && lo / n / e->share > 1 ? ns * lo / n / e->share : ns;
+}
+
+/* The holds r's closes cut at an age of at least the long-hold threshold
+ * and under claimed_ns (older ones are a leak's, when its finding took
+ * them: never seen to end, diagnose_windows.c): long holds at their age
+ * (lower bounds: a cut hold is never seen whole), added to the
+ * aggregated long holds, scaled to the run (an_window_run_ns). */
+static void an_window_long(const struct analysis *a, const struct finish_ctx *x, size_t r,
+			   struct res_ev *e, double claimed_ns)
+{
+	const struct an_res_win *rw = &a->rwin[r];
+	int i;
+
+	if (!e->est)
+		return;
 	for (i = 0; i < PB_HIST_BUCKETS; i++)
-		if ((double)(1ull << i) >= (double)a->o.long_hold_ns && rw->cut_hist[i]) {
+		if ((double)(1ull << i) >= (double)a->o.long_hold_ns &&
+		    (double)(1ull << i) < claimed_ns && rw->cut_hist[i]) {
 			e->cut_long_n += rw->cut_hist[i];
 			e->cut_long_ns += (double)(1ull << i) * (double)rw->cut_hist[i];
 		}
@@ -131,13 +155,7 @@ static void an_window_scale(const struct analysis *a, const struct finish_ctx *x
 		return;	/* holds from RELEASE records: not scaled (docs/record.md) */
 	e->long_n_agg += e->cut_long_n;
 	e->long_ns_agg += e->cut_long_ns;
-	/* scaled to the run at the 95 % lower bound of their count (Poisson):
-	 * two holds seen in 3 % of a run are no evidence of 60; the holds
-	 * seen count at least as themselves */
-	n = (double)e->long_n_agg;
-	lo = an_poisson_low95(n);
-	if (lo > 0 && lo / n / e->share > 1)
-		e->long_ns_agg *= lo / n / e->share;
+	e->long_ns_agg = an_window_run_ns(e, (double)e->long_n_agg, e->long_ns_agg);
 }
 
 /* A resource the governor stopped windowing (its probes attached to the
@@ -159,12 +177,15 @@ static void leak_after_windows(struct analysis *a, const struct finish_ctx *x, s
 		an_finding_leak(a, r, e, x->dur_ns, x->t_start, from);
 }
 
-/* Resource r's evidence and findings; holds_r are its holds (by start). */
+/* Resource r's evidence and findings; holds_r are its holds (by start).
+ * A windowed resource's leak comes first: a leaked unit is a hold that
+ * never ends, so the old holds its closes cut are the leak's evidence
+ * (and the wait they explain is the leak's), not long holds. */
 static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, size_t r,
 			      struct res_ev *e, const struct an_span *holds_r, size_t n_holds_r)
 {
-	double share, w_eff, explained = 0;
-	bool share_known, hold_events;
+	double share, w_eff, explained = 0, leak_expl = 0, claimed = 1e300;
+	bool share_known, hold_events, leak_win = false;
 
 	e->wd_known = x->desc_joins;
 	an_gather_aggregates(a, r, e);
@@ -172,30 +193,39 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 		an_join_waits(a, r, e, holds_r, n_holds_r);
 		an_join_lives(a, r, e, x->t_end, x->t_start);
 	}
-	an_window_scale(a, x, r, e);
+	an_window_cover(a, x, r, e);
 	an_probefx_correct(a, r, e);
 	hold_events = e->n_hold_spans > 0;
 	/* contention: wait time, discounted when the wakeups show that waits
 	 * were not ended by releases of this resource */
 	w_eff = wait_weight(a, x, r, e, &share, &share_known);
-	/* credit is consumed, not held: no long holds (as no leak) */
-	if (a->m->resources[r].class != PB_CLASS_CREDIT &&
-	    (hold_events ? e->long_n : e->long_n_agg)) {
-		explained = hold_events ? (double)e->explained_ns *
-				(share_known ? 0.25 + 0.75 * share : 1.0) :
-				(e->long_ns_agg < w_eff ? e->long_ns_agg : w_eff);
-		if (explained > w_eff)
-			explained = w_eff;
-		an_finding_long_hold(a, r, e, x->dur_ns, explained, hold_events);
-	}
-	if (e->waits && !an_probefx_dominated(a, r))
-		an_finding_contention(a, r, e, x->dur_ns, w_eff, share, share_known, explained);
 	/* windowed (record --budget): its ACQUIRE - RELEASE drift across
 	 * window edges is unknown; only the growth inside windows, with its
 	 * bound over the windows, is evidence (docs/record.md) */
+	if (a->windowed[r])
+		leak_win = an_finding_leak_windowed(a, r, e, x->dur_ns,
+						    x->have_events ? 0 : w_eff, &claimed, &leak_expl);
+	an_window_long(a, x, r, e, claimed);
+	/* credit is consumed, not held: no long holds (as no leak) */
+	if (a->m->resources[r].class != PB_CLASS_CREDIT &&
+	    (hold_events ? e->long_n : e->long_n_agg)) {
+		double w_left = w_eff - leak_expl;
+
+		explained = hold_events ? (double)e->explained_ns *
+				(share_known ? 0.25 + 0.75 * share : 1.0) :
+				(e->long_ns_agg < w_left ? e->long_ns_agg : w_left);
+		if (explained > w_left)
+			explained = w_left;
+		if (explained < 0)
+			explained = 0;
+		an_finding_long_hold(a, r, e, x->dur_ns, explained, hold_events);
+	}
+	if (e->waits && !an_probefx_dominated(a, r))
+		an_finding_contention(a, r, e, x->dur_ns, w_eff, share, share_known, explained,
+				      leak_expl);
 	if (!a->windowed[r])
 		an_finding_leak(a, r, e, x->dur_ns, x->t_start, 0);
-	else if (!an_finding_leak_windowed(a, r, e, x->dur_ns) && !x->have_events)
+	else if (!leak_win && !x->have_events)
 		leak_after_windows(a, x, r, e);
 	an_finding_churn(a, r, e, x->dur_ns);
 }

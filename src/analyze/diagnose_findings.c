@@ -315,7 +315,7 @@ static void contention_waiters(const struct analysis *a, struct finding *f, size
 /* what ended the waits: releasers' wakeups, I/O, holders, long holds */
 static void contention_causes(const struct analysis *a, struct finding *f, size_t r,
 			      const struct res_ev *e, double share, bool share_known,
-			      double explained)
+			      double explained, double leak_expl)
 {
 	const char *name = a->m->resources[r].name;
 	char t1[32], who[64];
@@ -349,6 +349,12 @@ static void contention_causes(const struct analysis *a, struct finding *f, size_
 		an_ev_add(f, "explained_by_long_holds_ns", explained, "ns",
 		       "%s of this wait is explained by long holds (see the long_hold finding)", t1);
 	}
+	if (leak_expl > 0) {
+		an_fmt_ns(t1, sizeof(t1), leak_expl);
+		an_ev_add(f, "explained_by_leak_ns", leak_expl, "ns",
+		       "%s of this wait is explained by leaked units, holds never seen to end (see "
+		       "the leak finding)", t1);
+	}
 }
 
 /* the typical (p50) WAIT, corrected, is within the probes' error: the
@@ -373,11 +379,12 @@ static void contention_probefx(const struct analysis *a, struct finding *f, size
 }
 
 void an_finding_contention(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
-			   double w_eff, double share, bool share_known, double explained)
+			   double w_eff, double share, bool share_known, double explained,
+			   double leak_expl)
 {
 	const char *name = a->m->resources[r].name;
 	uint64_t c_waits = 0, c_ns = 0, io_ns = 0, hist[PB_HIST_BUCKETS] = { 0 };
-	double rem = w_eff - explained;
+	double rem = w_eff - explained - leak_expl;
 	char t1[32], t2[32], t3[32];
 	struct finding *f;
 	bool *only;
@@ -405,7 +412,7 @@ void an_finding_contention(struct analysis *a, size_t r, struct res_ev *e, doubl
 	contention_probefx(a, f, r, an_hist_quantile(hist, 0.5));
 	contention_descriptors(a, f, r, e, only);
 	contention_waiters(a, f, r, e, dur_ns, c_ns, io_ns);
-	contention_causes(a, f, r, e, share, share_known, explained);
+	contention_causes(a, f, r, e, share, share_known, explained, leak_expl);
 	an_rest_on(a, f, r, 1u << PB_EV_WAIT, only);
 	free(only);
 	an_lost_evidence(a, f, r, e->acquires, e->n_wait_spans && !a->desc_snapshots);

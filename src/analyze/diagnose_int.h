@@ -126,8 +126,10 @@ void an_lost_evidence(struct analysis *a, struct finding *f, size_t r, uint64_t 
 /* record --budget windowed r: "estimated: N windows covering X %" */
 void an_window_estimate(struct finding *f, const struct res_ev *e);
 
+/* explained: by long holds; leak_expl: by leaked units (windowed leaks) */
 void an_finding_contention(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
-			   double w_eff, double share, bool share_known, double explained);
+			   double w_eff, double share, bool share_known, double explained,
+			   double leak_expl);
 void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
 			  double explained, bool from_events);
 /* from: the first snapshot of r's series to use (record --budget: the
@@ -136,8 +138,15 @@ void an_finding_leak(struct analysis *a, size_t r, struct res_ev *e, double dur_
 		     uint64_t t_start, size_t from);
 void an_finding_churn(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
 /* diagnose_windows.c: a windowed resource's leak, estimated from the
- * net growth in its windows and the old holds their closes cut */
-bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns);
+ * net growth in its windows and the old holds their closes cut. When it
+ * is found, *claimed_ns = the age from which cut holds are its evidence
+ * (not long holds), and *explained = the wait time (of w_eff) they
+ * explain, in its severity as a long hold's is. */
+bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
+			      double w_eff, double *claimed_ns, double *explained);
+/* diagnose.c: the time of n holds seen in a windowed r's windows, scaled
+ * to the run at the 95 % lower bound of their count */
+double an_window_run_ns(const struct res_ev *e, double n, double ns);
 /* a finding resting on a stale or suspect descriptor says so first */
 void an_model_summary(struct analysis *a, struct finding *f);
 

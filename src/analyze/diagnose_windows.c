@@ -70,10 +70,10 @@ static bool window_growth(const struct an_vec *v, double *g, double *se, double 
 
 /* The windows whose close cut a hold already older than any normal hold
  * of r: the leak age, or 16 x the p99.9 of r's holds seen whole (as the
- * leak hypothesis, docs/validation.md); *old = those holds. Ages are
- * bucket lower bounds. */
+ * leak hypothesis, docs/validation.md); *old = those holds, *old_ns their
+ * ages. Ages are bucket lower bounds. */
 static size_t old_cut_windows(const struct analysis *a, size_t r, const struct res_ev *e,
-			      uint64_t *old, double *thr)
+			      uint64_t *old, double *thr, double *old_ns)
 {
 	const struct an_vec *v = &a->rwin[r].wins;
 	const struct an_win *w = v->v;
@@ -84,12 +84,15 @@ static size_t old_cut_windows(const struct analysis *a, size_t r, const struct r
 	if (*thr < (double)a->o.leak_age_ns)
 		*thr = (double)a->o.leak_age_ns;
 	*old = 0;
+	*old_ns = 0;
 	for (i = 0; i < v->n; i++) {
 		uint64_t k = 0;
 
 		for (b = 0; b < PB_HIST_BUCKETS; b++)
-			if ((double)(1ull << b) >= *thr)
+			if ((double)(1ull << b) >= *thr) {
 				k += w[i].cut_hist[b];
+				*old_ns += (double)(1ull << b) * (double)w[i].cut_hist[b];
+			}
 		*old += k;
 		n += k > 0;
 	}
@@ -104,21 +107,23 @@ static size_t old_cut_windows(const struct analysis *a, size_t r, const struct r
  * but are young; a long hold is old, but is released, so the growth of
  * its windows averages zero. The growth over the run is the rate x the
  * run's length: an estimate, with its error over the windows. */
-bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns)
+bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, double dur_ns,
+			      double w_eff, double *claimed_ns, double *explained)
 {
 	const struct pb_resource *res = &a->m->resources[r];
 	const struct an_res_win *rw = &a->rwin[r];
-	double g = 0, se = 0, sum_d, sum_w, t, lo, growth, ref, thr;
+	double g = 0, se = 0, sum_d, sum_w, t, lo, growth, ref, thr, old_ns;
 	uint64_t old;
 	size_t n_old;
 	struct finding *f;
+	char t1[32];
 
 	if (!e->has_acquire_desc || !e->has_release_desc || res->class == PB_CLASS_CREDIT ||
 	    !window_growth(&rw->wins, &g, &se, &sum_d, &sum_w))
 		return false;
 	t = t99(rw->wins.n - 1);
 	lo = g - t * se;
-	n_old = old_cut_windows(a, r, e, &old, &thr);
+	n_old = old_cut_windows(a, r, e, &old, &thr, &old_ns);
 	if (sum_d < LEAK_MIN_GROWTH || !(g > 0) || n_old < LEAK_WIN_MIN || 2 * n_old < rw->wins.n)
 		return false;
 	growth = g * dur_ns / 1e9;
@@ -126,8 +131,18 @@ bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, do
 	f = an_new_finding(a, FINDING_LEAK, r);
 	if (!f)
 		return false;
-	/* quality: the share of windows whose close found old holds */
-	f->severity = 100.0 * clamp01(growth / ref) * (double)n_old / (double)rw->wins.n;
+	/* quality: the share of windows whose close found old holds; the
+	 * leaked units are holds that never end: the old cut holds are its
+	 * evidence, not long holds, and the wait they can explain (their
+	 * time scaled to the run as long holds' is, at most the wait) is
+	 * its, as it would be a long hold's (diagnose.c) */
+	*claimed_ns = thr;
+	old_ns = an_window_run_ns(e, (double)old, old_ns);
+	*explained = old_ns < w_eff ? old_ns : w_eff;
+	f->severity = 100.0 * clamp01(growth / ref) * (double)n_old / (double)rw->wins.n +
+		      100.0 * clamp01(*explained / dur_ns);
+	if (f->severity > 100)
+		f->severity = 100;
 	f->certainty = 0.8;	/* an estimate from windows */
 	f->summary = an_xasprintf("leak / unbounded growth of %s (estimated from %zu windows covering "
 			       "%.1f %%): ACQUIRE - RELEASE grew by %.0f in them, ≈ %.0f ± %.0f over "
@@ -147,6 +162,12 @@ bool an_finding_leak_windowed(struct analysis *a, size_t r, struct res_ev *e, do
 	       "(%llu holds) live at the closes in all", n_old, rw->wins.n, thr / 1e6,
 	       (unsigned long long)old, (double)rw->cut_age_max_ns / 1e6,
 	       (unsigned long long)rw->cut_lives, (unsigned long long)rw->cut_holders);
+	if (*explained > 0) {
+		an_fmt_ns(t1, sizeof(t1), *explained);
+		an_ev_add(f, "caused_wait_ns", *explained, "ns",
+		       "WAIT time these never-released holds can explain: %s (min of wait and their "
+		       "time, cut ages scaled to the run)", t1);
+	}
 	if (res->has_capacity)
 		an_ev_add(f, "capacity", (double)res->capacity, res->units ? res->units : "units",
 		       "declared capacity %llu %s", (unsigned long long)res->capacity,

@@ -17,13 +17,6 @@
 #define DEF_WARMUP_NS		1000000000ull
 #define DEF_PERIOD_NS		1000000000ull
 #define DEF_MIN_WINDOW_NS	20000000ull
-/* A window lasts at least this long: a close forgets the resource's
- * instances, so the oldest hold a window can show is its own length, and
- * report's leak test needs closes that cut holds older than the leak age
- * (100 ms by default) and its long holds are >= 50 ms; 2.5x the leak age.
- * For the same duty, longer windows come less often, and each close's
- * fixed cost is paid less often too. */
-#define GOV_HOLD_WINDOW_NS	250000000ull
 #define GOV_WARM_TICK_NS	10000000ull	/* the warm-up is checked every 10 ms */
 #define GOV_WARM_HORIZON_S	0.25	/* it may spend the budget of 250 ms */
 #define GOV_RECHECK_NS		100000000ull	/* overspending checked after 100 ms */
@@ -336,6 +329,10 @@ static void set_duty(struct governor *g, double allowed, double on, double hot, 
 		g->window_ns = g->o.min_window_ns;
 	if (g->window_ns < GOV_HOLD_WINDOW_NS && g->o.min_window_ns < GOV_HOLD_WINDOW_NS)
 		g->window_ns = GOV_HOLD_WINDOW_NS;
+	/* longer when a close cut holds older than a quarter of its window
+	 * (gov_hold.c) */
+	if (g->window_ns < gov_hold_window(g->hold_want_ns, g->hold_seen_ns))
+		g->window_ns = gov_hold_window(g->hold_want_ns, g->hold_seen_ns);
 	/* every close costs the hits of the probes that fire until their
 	 * breakpoints are gone (close_cost_ns, counted at the last close):
 	 * a window shorter than that cost's worth at full rate spends more on
@@ -534,6 +531,7 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 			gr->closing = false;
 			gov_sample_window(g, gr, ts);
 			gov_window_stats(g, gr, ts, emit, ctx);
+			gov_hold_close(g, gr, ts, emit, ctx);
 			continue;
 		}
 		gov_window_mark(g, gr, on, ts, emit, ctx);
@@ -626,7 +624,12 @@ static bool window_overspent(const struct governor *g, uint64_t now)
 		return false;
 	for (size_t i = 0; i < g->n_desc; i++)
 		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
-	planned = (g->hot_rate + g->always_on_rate) * (double)g->window_ns / NS_PER_S +
+	/* the plan's rates are per second attached, and a window's probes
+	 * stay attached through its close's latency L (the detach's RCU
+	 * wait), when few of them fire: they are diluted by (W + L) / W, so
+	 * the window is planned at them over W + L (the last close's L) */
+	planned = (g->hot_rate + g->always_on_rate) *
+		  (double)(g->window_ns + g->close_lat_ns) / NS_PER_S +
 		  g->allowed_rate * GOV_SLACK_S;
 	return cost > planned;
 }

@@ -99,6 +99,8 @@ bool governor__wants_cpu(const struct governor *g, uint64_t now);
 void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
 		      gov_emit_fn emit, void *ctx);
 json_t *governor__report_json(const struct governor *g);
+/* the window-length rule's state (gov_hold.c): the summary's budget.hold_window */
+json_t *governor__hold_json(const struct governor *g);
 void governor__report_print(const struct governor *g, FILE *out);
 /* The always-on sites alone exceed the budget. */
 bool governor__over_budget(const struct governor *g);

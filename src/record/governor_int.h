@@ -14,6 +14,14 @@
 
 #define GOV_GROUP_MAX_DESC	16
 #define GOV_SHARE_CAP		0.9	/* window_share()'s ceiling (governor.c) */
+/* A window lasts at least this long: a close forgets the resource's
+ * instances, so the oldest hold a window can show is its own length, and
+ * report's leak test needs closes that cut holds older than the leak age
+ * (100 ms by default) and its long holds are >= 50 ms; 2.5x the leak age.
+ * For the same duty, longer windows come less often, and each close's
+ * fixed cost is paid less often too. Longer when the closes cut holds
+ * older than half their window (gov_hold.c). */
+#define GOV_HOLD_WINDOW_NS	250000000ull
 
 enum gov_phase { GOV_WARMUP = 0, GOV_GOVERNED };
 
@@ -52,6 +60,12 @@ struct gov_group {
 	 * close saw (PB_REC_WINDOW_STATS: net growth, cut generations) */
 	uint64_t win_acq_ev0, win_rel_ev0;
 	struct pb_rec_window_stats cut;	/* .detached_ns: set by the close */
+	/* gov_hold.c: the window length its closes' cut holds ask for, the
+	 * close that asked, and its windows' growth and old cut holds after
+	 * the warm-up (leak-like: its ask is withdrawn) */
+	uint64_t hold_want_ns, hold_age_ns, hold_win_ns, hold_old;
+	int64_t hold_growth;
+	bool hold_leaky;
 };
 
 /* the OS effects in a plan (gov_meter.c gov_fx_plan) */
@@ -137,6 +151,12 @@ struct governor {
 	size_t n_cpu_seen;		/* probe ns/s of the must-keep WAITs */
 	uint64_t n_debt_waits;		/* window openings postponed by the ledger */
 	uint64_t window_ns, cycle_ns;
+	/* gov_hold.c: the window length the closes' cut holds ask for (0:
+	 * none), the close that set it, and how often it grew */
+	uint64_t hold_want_ns, hold_age_ns, hold_win_ns;
+	uint64_t hold_seen_ns, hold_close_ts;	/* all closed windows' length */
+	uint32_t hold_res;
+	size_t hold_grows, hold_closes, hold_withdrawn;
 	size_t n_open;			/* windows opened after the warm-up */
 	/* the slowdown a window causes as the ACQUIREs of resources not
 	 * windowed see it (gov_report.c; reported, not used): their hits
@@ -176,6 +196,16 @@ double gov_meter_plan(struct governor *g);
 void gov_fx_plan(struct gov_fx *f, double allowed, double *on, double *hot);
 json_t *gov_meter_json(const struct governor *g);
 void gov_meter_print(const struct governor *g, FILE *out);
+
+/* gov_hold.c: the window length a close's oldest cut hold (age_max_ns,
+ * in a window of win_ns) asks for, given the length asked so far (cur_ns):
+ * never shorter than cur_ns */
+uint64_t gov_hold_demand(uint64_t win_ns, uint64_t age_max_ns, uint64_t cur_ns);
+/* the window length that rule gives, capped by all closed windows' length */
+uint64_t gov_hold_window(uint64_t want_ns, uint64_t seen_ns);
+/* after a close's stats: lengthen the next windows if it cut old holds */
+void gov_hold_close(struct governor *g, struct gov_group *gr, uint64_t close_ns,
+		    gov_emit_fn emit, void *ctx);
 
 /* gov_report.c */
 void gov_group_hits(const struct governor *g, const struct gov_group *gr, const uint64_t *hits,

@@ -202,9 +202,11 @@ json_t *recorder__summary_json(const struct recorder *r)
 	if (o && r->gov) {
 		json_t *g = governor__report_json(r->gov);
 
-		if (g)
+		if (g) {
 			json_object_set_new(g, "window_unjudged", json_integer((json_int_t)
 					    es->window_unjudged));
+			json_object_set_new(g, "hold_window", governor__hold_json(r->gov));
+		}
 		json_object_set_new(o, "budget", g);
 	}
 	if (o)

@@ -398,6 +398,56 @@ TEST(test_windowed_leak_estimated)
 	manifest__free(m);
 }
 
+/* record --budget: a leaked unit is a hold that never ends. The pool's
+ * closes cut 300 ms holds in windows that grow (a leak): they are the
+ * leak's evidence, not long holds, and the wait they explain (8 s of pool
+ * WAITs in the 8 s run) is the leak's, taken from the contention; conn's
+ * closes cut 120 ms holds in windows that do not grow: long holds. */
+TEST(test_windowed_leak_claims_its_old_cut_holds)
+{
+	struct manifest *m = load_manifest();
+	struct pb_desc_stats ds[N_DESC] = { 0 };
+	struct analysis *a = analysis__new(m, NULL);
+	const struct finding *f, *c;
+	uint64_t t;
+	size_t n;
+	int i;
+
+	ASSERT_NOT_NULL(a);
+	desc_events(&ds[P_GET], 4040, 0);
+	desc_events(&ds[P_USE], 4040, 0);
+	desc_events(&ds[P_PUT], 4000, 30000);
+	desc_events(&ds[C_ACQ], 4000, 0);
+	desc_events(&ds[C_USE], 4000, 0);
+	desc_events(&ds[C_REL], 4000, 30000);
+	ASSERT_OK(analysis__add_snapshot(a, T0, ds, N_DESC, NULL, 0, NULL));
+	desc_events(&ds[P_WAIT], 8000, 1 * MS);
+	for (i = 0; i < 4; i++) {
+		t = T0 + (uint64_t)i * 2 * SEC + SEC;
+		window_rec(a, R_POOL, t, t + 400 * MS, 10, 300 * MS, 3);
+		window_rec(a, R_CONN, t, t + 400 * MS, 0, 120 * MS, 1);
+	}
+	ASSERT_OK(analysis__add_snapshot(a, T0 + 8 * SEC, ds, N_DESC, NULL, 0, NULL));
+	analysis__finish(a);
+	f = find_kind(a, FINDING_LEAK, R_POOL);
+	if (!f)
+		dump(a);
+	ASSERT_NOT_NULL(f);
+	ASSERT_NULL(find_kind(a, FINDING_LONG_HOLD, R_POOL));
+	ASSERT_NOT_NULL(find_ev(f, "caused_wait_ns"));
+	ASSERT_GT(find_ev(f, "caused_wait_ns")->value, 1e9);
+	c = find_kind(a, FINDING_CONTENTION, R_POOL);
+	if (c) {	/* what is left of the wait, the leak's share named */
+		ASSERT_NOT_NULL(find_ev(c, "explained_by_leak_ns"));
+		ASSERT_TRUE(c->score < f->score);
+	}
+	ASSERT_EQ(analysis__findings(a, &n)[0].diagnosis, FINDING_LEAK);
+	ASSERT_NOT_NULL(find_kind(a, FINDING_LONG_HOLD, R_CONN));
+	ASSERT_NULL(find_kind(a, FINDING_LEAK, R_CONN));
+	analysis__free(a);
+	manifest__free(m);
+}
+
 /* consumed credit (ACQUIRE without RELEASE by design) is not a leak */
 TEST(test_credit_consumption_is_not_a_leak)
 {
