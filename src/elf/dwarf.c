@@ -35,9 +35,29 @@ struct dwarf_info {
 
 static char *debuginfo_path;	/* NULL: libdwfl's default, ":.debug:/usr/lib/debug" */
 
+/* dwfl_standard_find_debuginfo, with a .gnu_debuglink name that is not
+ * a plain file name ("", ".", "..", or one with a '/') treated as absent
+ * (the file's basename + ".debug" is tried instead, and the build-id
+ * directory as always). elfutils 0.188 opens such a name as a directory
+ * of its search path, and when the opened file then fails validation it
+ * leaks the path it built (find_debuginfo_in_path frees it only when the
+ * open fails): found by fuzz_probes (an empty debuglink). gdb and
+ * objcopy write a plain name; a stale debug file under a plain name still
+ * leaks its 32 bytes there (the library's bug, one per load). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	if (debuglink_file && (!debuglink_file[0] || strchr(debuglink_file, '/') ||
+			       !strcmp(debuglink_file, ".") || !strcmp(debuglink_file, "..")))
+		debuglink_file = NULL;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
