@@ -84,16 +84,20 @@ struct confidence_leak {
  * resources): of the units held two snapshots back, those still held and
  * idle since the previous one are leak candidates; the rest were released
  * or touched since. Holds in flight explain a bounded amount of the rest;
- * its growth beyond the first test's level is RELEASEs the model does not
+ * its growth beyond the level of the first test that looks back to a
+ * snapshot with the resource in use is RELEASEs the model does not
  * see (or a leak on instances still in use: not told apart), charged to
  * the resource's RELEASE descriptors as release_missing. */
 struct confidence_release {
 	uint64_t tested;		/* snapshots the test ran at */
 	uint64_t untested;		/* snapshots it could not: no earlier snapshot in the
-					 * engine's idle memory (PB_IDLE_SLOTS), no idle data */
+					 * engine's idle memory (PB_IDLE_SLOTS), no idle data,
+					 * or no baseline yet (no ACQUIRE before the snapshot
+					 * looked back to: the load had not started) */
 	uint64_t charged;		/* missing RELEASEs charged to this descriptor */
 	uint64_t charged_units;		/* growth charged to the resource's RELEASEs (units) */
-	int64_t baseline_units;		/* busy units at the first test: not charged */
+	int64_t baseline_units;		/* busy units at the first test with the resource
+					 * in use: not charged */
 	int64_t held_units;		/* latest: units held two snapshots back */
 	int64_t idle_units;		/* of which still held and idle since (leak candidates) */
 	int64_t busy_units;		/* of which released or touched since */

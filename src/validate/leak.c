@@ -276,6 +276,18 @@ static int release_lookback(const struct leak_res *r)
 	return -1;
 }
 
+/* Whether the resource was in use before snapshot j: ACQUIREs in the
+ * interval that ends there (since the one before it, or since the start).
+ * The baseline busy level is taken only from such a snapshot: one taken
+ * before the load starts reads 0 holds in flight, and the steady level
+ * that follows would be charged as missing RELEASEs. */
+static bool release_in_use(const struct leak_res *r, int j)
+{
+	uint64_t before = (uint32_t)j + 1 < r->n_pts ? r->pts[j + 1].acq_units : 0;
+
+	return r->pts[j].acq_units > before;
+}
+
 /* One snapshot of the release test on resource ri (leak_int.h): of the
  * units held two snapshots back, those not idle since the previous one
  * (and not ended with their process) were released or touched since.
@@ -300,7 +312,7 @@ static void release_test(struct leak_model *lm, size_t ri, const struct pb_desc_
 		r->n_pts++;
 	k = release_lookback(r);
 	j = 2;
-	if (k < 0) {
+	if (k < 0 || (!r->rt_based && !release_in_use(r, j))) {
 		r->rel.untested++;
 		return;
 	}
