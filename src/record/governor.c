@@ -111,8 +111,10 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	return g;
 }
 
-/* Account the probe cost of the hits since the last read. */
-static int account(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns)
+/* Account the probe cost of the hits since the last read (the OS
+ * effects' measured cost: at once when `exact`, else polled). */
+static int account(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
+		   bool exact)
 {
 	size_t i;
 	int err = engine__desc_hits(e, g->hits, g->n_desc);
@@ -127,7 +129,8 @@ static int account(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		cost += c;
 		g->prev[i] = g->hits[i];
 	}
-	cost += gov_meter_read(g, e, now);	/* the OS effects, as measured */
+	/* the OS effects, as measured */
+	cost += exact ? gov_meter_read(g, e, now) : gov_meter_poll(g, e, now);
 	if (g->phase == GOV_WARMUP)
 		g->warm_cost_ns += cost;
 	else
@@ -310,7 +313,7 @@ static uint64_t close_equiv_ns(const struct governor *g, double hot)
  * allowance after the always-on set, over their full cost */
 static void set_duty(struct governor *g, double allowed, double on, double hot, bool *changed)
 {
-	uint64_t close_ns;
+	uint64_t close_ns, hold_ns;
 	size_t i;
 
 	g->duty = hot > 0 ? (allowed - on) / hot : 1;
@@ -331,8 +334,9 @@ static void set_duty(struct governor *g, double allowed, double on, double hot, 
 		g->window_ns = GOV_HOLD_WINDOW_NS;
 	/* longer when a close cut holds older than a quarter of its window
 	 * (gov_hold.c) */
-	if (g->window_ns < gov_hold_window(g->hold_want_ns, g->hold_seen_ns))
-		g->window_ns = gov_hold_window(g->hold_want_ns, g->hold_seen_ns);
+	hold_ns = gov_hold_window(g->hold_want_ns, g->hold_seen_ns);
+	if (g->window_ns < hold_ns)
+		g->window_ns = hold_ns;
 	/* every close costs the hits of the probes that fire until their
 	 * breakpoints are gone (close_cost_ns, counted at the last close):
 	 * a window shorter than that cost's worth at full rate spends more on
@@ -378,7 +382,12 @@ static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	if (engine__desc_hits(e, g->hits, g->n_desc) || secs <= 0)
 		return;
 	memcpy(old, g->pin, g->n_desc * sizeof(*old));
-	/* per-hit costs with the measured probe programs, effects' rate */
+	/* the effects read at once (account() polls them), then per-hit
+	 * costs with the measured probe programs, effects' rate */
+	if (g->phase == GOV_WARMUP)
+		g->warm_cost_ns += gov_meter_read(g, e, now);
+	else
+		g->gov_cost_ns += gov_meter_read(g, e, now);
 	spent = gov_meter_plan(g) / secs;
 	measure(g, now, secs);
 	for (i = 0; i < g->n_desc; i++) {
@@ -679,7 +688,7 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 			gov_group_events(g, gr, &gr->win_acq_ev0, &gr->win_rel_ev0);
 		}
 	}
-	err = account(g, e, now, cpu_ns);
+	err = account(g, e, now, cpu_ns, false);
 	if (err)
 		return err;
 	if (g->phase == GOV_WARMUP) {
@@ -752,7 +761,7 @@ void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64
 {
 	if (!g->start_ns)
 		return;
-	account(g, e, now, cpu_ns);
+	account(g, e, now, cpu_ns, true);
 	if (g->phase == GOV_GOVERNED && gov_any_open(g))
 		set_windows(g, e, false, emit, ctx);
 	g->end_ns = now;

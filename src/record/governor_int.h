@@ -22,6 +22,7 @@
  * fixed cost is paid less often too. Longer when the closes cut holds
  * older than half their window (gov_hold.c). */
 #define GOV_HOLD_WINDOW_NS	250000000ull
+#define GOV_METER_POLL_NS	200000000ull	/* effects statistics read at most every 200 ms */
 
 enum gov_phase { GOV_WARMUP = 0, GOV_GOVERNED };
 
@@ -96,6 +97,7 @@ struct gov_meter {
 	double fx_rate;			/* effects ns per s while on (run's mean) */
 	struct gov_fx fx;		/* the last plan's verdict */
 	uint64_t self_cpu0, self_cpu;	/* the recorder's CPU (getrusage) */
+	uint64_t read_ns;		/* the last statistics read */
 };
 
 struct gov_cpu_seen {
@@ -191,6 +193,7 @@ int gov_meter_init(struct governor *g, const double *trap);
 void gov_meter_free(struct governor *g);
 void gov_meter_start(struct governor *g, struct engine *e, uint64_t now);
 double gov_meter_read(struct governor *g, struct engine *e, uint64_t now);
+double gov_meter_poll(struct governor *g, struct engine *e, uint64_t now);
 void gov_meter_effects(struct governor *g, struct engine *e, uint64_t now, bool on);
 double gov_meter_plan(struct governor *g);
 void gov_fx_plan(struct gov_fx *f, double allowed, double *on, double *hot);
