@@ -511,7 +511,7 @@ static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t 
 		/* counted only: report --folded reads these (analyze/stacks.c) */
 		[PB_REC_STACK] = sizeof(struct pb_rec_stack),
 		[PB_REC_WINDOW] = sizeof(struct pb_rec_window),
-		[PB_REC_WINDOW_STATS] = sizeof(struct pb_rec_window_stats),
+		[PB_REC_WINDOW_STATS] = PB_REC_WINDOW_STATS_MIN,	/* + waits (appended) */
 	};
 
 	if (len < sizeof(struct pb_rec_hdr)) {
@@ -531,6 +531,13 @@ static int copy_record(struct analysis *a, const struct pb_rec_hdr *rec, size_t 
 		return -EINVAL;
 	}
 	memcpy(u, rec, need[u->h.type]);
+	if (u->h.type == PB_REC_WINDOW_STATS) {	/* the appended fields, or 0 */
+		size_t full = sizeof(u->wst), have = u->h.size < full ? u->h.size : full;
+
+		memset((char *)u + have, 0, full - have);
+		memcpy((char *)u + need[u->h.type], (const char *)rec + need[u->h.type],
+		       have - need[u->h.type]);
+	}
 	return 0;
 }
 
@@ -605,6 +612,11 @@ static void add_window_stats(struct analysis *a, const struct pb_rec_window_stat
 		rw->cut_age_max_ns = w->cut_age_max_ns;
 	for (i = 0; i < PB_HIST_BUCKETS; i++)
 		rw->cut_hist[i] += w->cut_age_hist[i];
+	if (w->hdr.size >= sizeof(*w)) {	/* a 424-byte record has no waits */
+		rw->n_wait_win++;
+		rw->waits += w->waits;
+		rw->wait_ns += w->wait_ns;
+	}
 }
 
 /* the OS records: off-CPU intervals, wakeups, block I/O, faults, exits */

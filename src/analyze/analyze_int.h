@@ -77,6 +77,10 @@ struct an_res_win {
 	uint64_t tail_ns;		/* observed after its last open, to the end */
 	uint64_t cut_lives, cut_holders, cut_age_max_ns;
 	uint64_t cut_hist[PB_HIST_BUCKETS];	/* ages at the close, log2 */
+	/* the WAITs that ended in its closed windows (records with the
+	 * appended waits, wait_ns: n_wait_win of wins.n) */
+	size_t n_wait_win;
+	uint64_t waits, wait_ns;
 };
 
 struct analysis {

@@ -155,7 +155,33 @@ static void an_window_long(const struct analysis *a, const struct finish_ctx *x,
 		return;	/* holds from RELEASE records: not scaled (docs/record.md) */
 	e->long_n_agg += e->cut_long_n;
 	e->long_ns_agg += e->cut_long_ns;
+	e->long_ns_win = e->long_ns_agg;
 	e->long_ns_agg = an_window_run_ns(e, (double)e->long_n_agg, e->long_ns_agg);
+}
+
+/* The wait that long holds explain without --events (no span to join),
+ * out of w_left. A windowed resource whose windows carry their WAITs
+ * (PB_REC_WINDOW_STATS waits, wait_ns) compares figures of the same
+ * stretches, nothing scaled: the long-hold time its windows saw against
+ * the wait they saw (each long-hold ns held up at least one waiter, as
+ * min(long, wait) below) and against their length (the waits a long hold
+ * covers by chance alone: its share of the time); the larger share, at
+ * most all, of the run's wait is explained. Otherwise (no window waits,
+ * attached to the end, not windowed): the long-hold time scaled to the
+ * run (an_window_run_ns), at most the wait. */
+static double long_explained(const struct analysis *a, size_t r, const struct res_ev *e,
+			     double w_left)
+{
+	const struct an_res_win *rw = &a->rwin[r];
+	double f;
+
+	if (!e->est || !rw->wins.n || rw->n_wait_win != rw->wins.n || rw->open_since ||
+	    !rw->wait_ns || !rw->obs_ns || !(e->long_ns_win > 0))
+		return e->long_ns_agg < w_left ? e->long_ns_agg : w_left;
+	f = e->long_ns_win / (double)rw->wait_ns;
+	if (e->long_ns_win / (double)rw->obs_ns > f)
+		f = e->long_ns_win / (double)rw->obs_ns;
+	return clamp01(f) * w_left;
 }
 
 /* A resource the governor stopped windowing (its probes attached to the
@@ -213,7 +239,7 @@ static void diagnose_resource(struct analysis *a, const struct finish_ctx *x, si
 
 		explained = hold_events ? (double)e->explained_ns *
 				(share_known ? 0.25 + 0.75 * share : 1.0) :
-				(e->long_ns_agg < w_left ? e->long_ns_agg : w_left);
+				long_explained(a, r, e, w_left);
 		if (explained > w_left)
 			explained = w_left;
 		if (explained < 0)

@@ -74,6 +74,7 @@ struct res_ev {
 	size_t n_win;
 	uint64_t cut_long_n;		/* holds cut by a close at an age >= long_hold_ns */
 	double cut_long_ns;		/* ... their ages (lower bounds) */
+	double long_ns_win;		/* long-hold time its windows saw (not scaled) */
 };
 
 static inline int cmp_u64(uint64_t a, uint64_t b)

@@ -29,7 +29,7 @@ static const size_t rec_need[PB_REC__MAX] = {
 	[PB_REC_VIOLATION] = sizeof(struct pb_rec_violation),
 	[PB_REC_STACK] = sizeof(struct pb_rec_stack),
 	[PB_REC_WINDOW] = sizeof(struct pb_rec_window),
-	[PB_REC_WINDOW_STATS] = sizeof(struct pb_rec_window_stats),
+	[PB_REC_WINDOW_STATS] = PB_REC_WINDOW_STATS_MIN,	/* + waits (appended) */
 };
 
 static const char *const rec_name[PB_REC__MAX] = {
@@ -200,6 +200,11 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 		return;
 	}
 	memcpy(&u, rec, rec_need[u.h.type]);
+	if (u.h.type == PB_REC_WINDOW_STATS) {	/* the appended fields, or 0 */
+		u.wst.waits = u.wst.wait_ns = 0;
+		if (len >= sizeof(u.wst))
+			memcpy(&u.wst.waits, (const char *)rec + rec_need[u.h.type], 16);
+	}
 	s->st->by_type[u.h.type]++;
 	o = lead(s, rec_name[u.h.type], &u.h);
 	switch (u.h.type) {
@@ -261,6 +266,8 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 		set_u64(o, "cut_lives", u.wst.cut_lives);
 		set_u64(o, "cut_holders", u.wst.cut_holders);
 		set_u64(o, "cut_age_max_ns", u.wst.cut_age_max_ns);
+		set_u64(o, "waits", u.wst.waits);
+		set_u64(o, "wait_ns", u.wst.wait_ns);
 		break;
 	}
 	emit(s, o, rec_name[u.h.type], &u.h);

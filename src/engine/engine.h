@@ -97,8 +97,9 @@ size_t engine__n_links(const struct engine *e);
  * summed over CPUs into hits[0..n). 0 or -errno. */
 int engine__desc_hits(struct engine *e, uint64_t *hits, size_t n);
 /* Per-descriptor event counters (pb_desc_stats.events: past the guard),
- * summed over CPUs into events[0..n). 0 or -errno. */
-int engine__desc_events(struct engine *e, uint64_t *events, size_t n);
+ * summed over CPUs into events[0..n), and their time (total_ns: WAIT span
+ * time, RELEASE hold time) into total_ns[0..n) unless NULL. 0 or -errno. */
+int engine__desc_events(struct engine *e, uint64_t *events, uint64_t *total_ns, size_t n);
 /* record --budget, before a window's close forgets resource res: its live
  * generations (not tombstones) at now_ns into w (cut_lives, cut_holders,
  * cut_age_sum_ns, cut_age_max_ns, cut_age_hist). 0 or -errno. */

@@ -10,7 +10,7 @@
 #include "engine/engine_int.h"
 #include "engine.skel.h"
 
-int engine__desc_events(struct engine *e, uint64_t *events, size_t n)
+int engine__desc_events(struct engine *e, uint64_t *events, uint64_t *total_ns, size_t n)
 {
 	int dfd = bpf_map__fd(e->skel->maps.desc_stats);
 	uint32_t i, c;
@@ -19,8 +19,13 @@ int engine__desc_events(struct engine *e, uint64_t *events, size_t n)
 		if (bpf_map_lookup_elem(dfd, &i, e->desc_pcpu))
 			return -errno;
 		events[i] = 0;
-		for (c = 0; c < (uint32_t)e->ncpu; c++)
+		if (total_ns)
+			total_ns[i] = 0;
+		for (c = 0; c < (uint32_t)e->ncpu; c++) {
 			events[i] += e->desc_pcpu[c].events;
+			if (total_ns)
+				total_ns[i] += e->desc_pcpu[c].total_ns;
+		}
 	}
 	return 0;
 }

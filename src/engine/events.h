@@ -165,7 +165,14 @@ struct pb_rec_window_stats {
 	__u64 cut_age_sum_ns;	/* sum of their ages (close - ACQUIRE) */
 	__u64 cut_age_max_ns;
 	__u64 cut_age_hist[PB_HIST_BUCKETS];	/* log2 of the ages, as hist[] */
+	/* appended (still version 6; a 424-byte record reads them as 0):
+	 * the resource's WAIT spans that ended in [open_ns, close] and their
+	 * time, so the long holds a window saw compare with the wait of the
+	 * same stretch (docs/report.md "Windows") */
+	__u64 waits;
+	__u64 wait_ns;
 };
+#define PB_REC_WINDOW_STATS_MIN	(104 + 8 * PB_HIST_BUCKETS)	/* without waits, wait_ns */
 
 /* Runtime invariants of a manifest's model (docs/validation.md). The value
  * indexes pb_desc_stats.violations[] and is pb_rec_violation.invariant.
@@ -514,7 +521,7 @@ _Static_assert(sizeof(struct pb_desc_stats) ==
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
 _Static_assert(sizeof(struct pb_rec_stack) == 64 + 8 * PB_STACK_DEPTH, "pb_rec_stack layout");
-_Static_assert(sizeof(struct pb_rec_window_stats) == 104 + 8 * PB_HIST_BUCKETS,
+_Static_assert(sizeof(struct pb_rec_window_stats) == PB_REC_WINDOW_STATS_MIN + 16,
 	       "pb_rec_window_stats layout");
 #endif
 

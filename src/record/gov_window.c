@@ -86,18 +86,24 @@ void gov_window_mark(struct governor *g, struct gov_group *gr, bool on, uint64_t
 	emit(&w, sizeof(w), NULL, ctx);
 }
 
-/* the group's ACQUIRE and RELEASE events in g->events */
-void gov_group_events(const struct governor *g, const struct gov_group *gr, uint64_t *acq,
-			 uint64_t *rel)
+/* the group's ACQUIRE and RELEASE events, WAIT events and time, in
+ * g->events and g->total_ns */
+void gov_group_events(const struct governor *g, const struct gov_group *gr,
+		      struct gov_win_ev *out)
 {
-	*acq = *rel = 0;
+	*out = (struct gov_win_ev){ 0 };
 	for (size_t k = 0; k < gr->n_desc; k++) {
-		enum pb_event_kind kind = gov_desc_kind(g, gr->descs[k]);
+		uint32_t d = gr->descs[k];
+		enum pb_event_kind kind = gov_desc_kind(g, d);
 
-		if (kind == PB_EV_ACQUIRE)
-			*acq += g->events[gr->descs[k]];
-		else if (kind == PB_EV_RELEASE)
-			*rel += g->events[gr->descs[k]];
+		if (kind == PB_EV_ACQUIRE) {
+			out->acq += g->events[d];
+		} else if (kind == PB_EV_RELEASE) {
+			out->rel += g->events[d];
+		} else if (kind == PB_EV_WAIT) {
+			out->waits += g->events[d];
+			out->wait_ns += g->total_ns[d];
+		}
 	}
 }
 
@@ -108,17 +114,19 @@ void gov_window_stats(struct governor *g, struct gov_group *gr, uint64_t ts,
 			 gov_emit_fn emit, void *ctx)
 {
 	struct pb_rec_window_stats *w = &gr->cut;
-	uint64_t acq, rel;
+	struct gov_win_ev now;
 
-	gov_group_events(g, gr, &acq, &rel);
+	gov_group_events(g, gr, &now);
 	w->hdr.type = PB_REC_WINDOW_STATS;
 	w->hdr.version = PB_EVENTS_VERSION;
 	w->hdr.size = sizeof(*w);
 	w->hdr.ts_ns = ts;
 	w->resource = gr->res;
 	w->open_ns = gr->win_open_ns;
-	w->acquires = acq - gr->win_acq_ev0;
-	w->releases = rel - gr->win_rel_ev0;
+	w->acquires = now.acq - gr->win_at0.acq;
+	w->releases = now.rel - gr->win_at0.rel;
+	w->waits = now.waits - gr->win_at0.waits;
+	w->wait_ns = now.wait_ns - gr->win_at0.wait_ns;
 	emit(w, sizeof(*w), NULL, ctx);
 }
 
@@ -138,8 +146,8 @@ int gov_open_group(struct governor *g, struct engine *e, struct gov_group *gr, u
 	*ts = pb_mono_ns();	/* the window begins after the last attach */
 	gr->att_ns = *ts;
 	gr->attached = true;
-	if (!engine__desc_events(e, g->events, g->n_desc))
-		gov_group_events(g, gr, &gr->win_acq_ev0, &gr->win_rel_ev0);
+	if (!engine__desc_events(e, g->events, g->total_ns, g->n_desc))
+		gov_group_events(g, gr, &gr->win_at0);
 	return err;
 }
 
@@ -160,7 +168,7 @@ int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts)
 
 	if (!descs)
 		return -ENOMEM;
-	if (engine__desc_events(e, g->events, g->n_desc) && !err)
+	if (engine__desc_events(e, g->events, g->total_ns, g->n_desc) && !err)
 		err = -EIO;
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[i];

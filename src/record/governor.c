@@ -92,6 +92,7 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	n = g->n_desc + 1;
 	g->hits = calloc(n, sizeof(*g->hits));
 	g->events = calloc(n, sizeof(*g->events));
+	g->total_ns = calloc(n, sizeof(*g->total_ns));
 	g->prev = calloc(n, sizeof(*g->prev));
 	g->warm_hits = calloc(n, sizeof(*g->warm_hits));
 	g->open_hits = calloc(n, sizeof(*g->open_hits));
@@ -101,7 +102,7 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->must = calloc(n, sizeof(*g->must));
 	g->rate = calloc(n, sizeof(*g->rate));
 	g->hz = calloc(n, sizeof(*g->hz));
-	if (!g->hits || !g->events || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
+	if (!g->hits || !g->events || !g->total_ns || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
 	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g) ||
 	    gov_meter_init(g, c->ns_per_hit)) {
 		governor__free(g);
@@ -384,10 +385,7 @@ static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	memcpy(old, g->pin, g->n_desc * sizeof(*old));
 	/* the effects read at once (account() polls them), then per-hit
 	 * costs with the measured probe programs, effects' rate */
-	if (g->phase == GOV_WARMUP)
-		g->warm_cost_ns += gov_meter_read(g, e, now);
-	else
-		g->gov_cost_ns += gov_meter_read(g, e, now);
+	*(g->phase == GOV_WARMUP ? &g->warm_cost_ns : &g->gov_cost_ns) += gov_meter_read(g, e, now);
 	spent = gov_meter_plan(g) / secs;
 	measure(g, now, secs);
 	for (i = 0; i < g->n_desc; i++) {
@@ -679,13 +677,15 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		g->start_ns = g->dec_ns = now;
 		g->cpu_start = g->dec_cpu = cpu_ns;
 		g->next_ns = now + GOV_WARM_TICK_NS;
-		if (engine__desc_events(e, g->events, g->n_desc))
+		if (engine__desc_events(e, g->events, g->total_ns, g->n_desc)) {
 			memset(g->events, 0, g->n_desc * sizeof(*g->events));
+			memset(g->total_ns, 0, g->n_desc * sizeof(*g->total_ns));
+		}
 		for (size_t i = 0; i < g->n_groups; i++) {
 			struct gov_group *gr = &g->groups[i];
 
 			gr->win_open_ns = gr->att_ns = now;
-			gov_group_events(g, gr, &gr->win_acq_ev0, &gr->win_rel_ev0);
+			gov_group_events(g, gr, &gr->win_at0);
 		}
 	}
 	err = account(g, e, now, cpu_ns, false);
@@ -781,6 +781,7 @@ void governor__free(struct governor *g)
 	free(g->groups);
 	free(g->hits);
 	free(g->events);
+	free(g->total_ns);
 	free(g->prev);
 	free(g->warm_hits);
 	free(g->open_hits);

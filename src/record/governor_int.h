@@ -27,6 +27,12 @@
 enum gov_phase { GOV_WARMUP = 0, GOV_GOVERNED };
 
 /* the ACQUIRE/USE/RELEASE descriptors of one resource: windowed together */
+/* a group's cumulative counts at one instant (gov_group_events) */
+struct gov_win_ev {
+	uint64_t acq, rel;		/* ACQUIRE, RELEASE events */
+	uint64_t waits, wait_ns;	/* WAIT events (spans ended) and their time */
+};
+
 struct gov_group {
 	uint32_t res;
 	uint32_t descs[GOV_GROUP_MAX_DESC];
@@ -57,9 +63,9 @@ struct gov_group {
 	bool share_capped;		/* a window's share hit GOV_SHARE_CAP */
 	bool has_warm;
 	double warm_acq, warm_acq_raw, warm_ev, warm_s;
-	/* the open window's ACQUIRE/RELEASE events at its open, and what its
-	 * close saw (PB_REC_WINDOW_STATS: net growth, cut generations) */
-	uint64_t win_acq_ev0, win_rel_ev0;
+	/* the open window's counts at its open, and what its close saw
+	 * (PB_REC_WINDOW_STATS: net growth, waits, cut generations) */
+	struct gov_win_ev win_at0;
 	struct pb_rec_window_stats cut;	/* .detached_ns: set by the close */
 	/* gov_hold.c: the window length its closes' cut holds ask for, the
 	 * close that asked, and its windows' growth and old cut holds after
@@ -125,6 +131,7 @@ struct governor {
 	size_t n_groups;
 	uint64_t *hits, *prev, *warm_hits;
 	uint64_t *events;		/* per descriptor, read at window edges */
+	uint64_t *total_ns;		/* ... their time (WAIT span, RELEASE hold) */
 	uint64_t *open_hits;		/* hits when the windows last opened */
 	uint64_t win_ts;		/* ... at this time */
 	double win_share;		/* the probes' share of the target's CPU
@@ -178,9 +185,10 @@ struct engine;
 size_t gov_movable(const struct governor *g, const struct gov_group *gr);
 void gov_window_mark(struct governor *g, struct gov_group *gr, bool on, uint64_t ts,
 		     gov_emit_fn emit, void *ctx);
-/* the group's ACQUIRE and RELEASE events in g->events */
-void gov_group_events(const struct governor *g, const struct gov_group *gr, uint64_t *acq,
-		      uint64_t *rel);
+/* the group's ACQUIRE and RELEASE events, WAIT events and time, in
+ * g->events and g->total_ns */
+void gov_group_events(const struct governor *g, const struct gov_group *gr,
+		      struct gov_win_ev *out);
 void gov_window_stats(struct governor *g, struct gov_group *gr, uint64_t ts, gov_emit_fn emit,
 		      void *ctx);
 /* attach one group (ts: after its last attach); the window's counts start */

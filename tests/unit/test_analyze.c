@@ -448,6 +448,76 @@ TEST(test_windowed_leak_claims_its_old_cut_holds)
 	manifest__free(m);
 }
 
+/* record --budget: conn's 4 windows of 400 ms each cut one 300 ms hold
+ * and saw 200 ms of conn WAITs; over the 8 s run conn waited 4 s. With
+ * the windows' waits (the record's appended fields), the long holds seen
+ * outweigh the wait of the same windows: they explain the run's wait and
+ * rank first. A 424-byte record (a trace without them) still reads, and
+ * the long holds are scaled to the run at their lower bound instead: 1.2
+ * of 4 s explained, the contention ranks first. */
+TEST(test_windowed_long_holds_against_the_windows_waits)
+{
+	struct manifest *m = load_manifest();
+	const struct finding *f;
+	size_t n;
+	int k, i;
+
+	for (k = 0; k < 2; k++) {
+		struct pb_desc_stats ds[N_DESC] = { 0 };
+		struct analysis *a = analysis__new(m, NULL);
+		struct pb_rec_window_stats st = { 0 };
+		size_t size = k ? PB_REC_WINDOW_STATS_MIN : sizeof(st);
+		uint64_t t;
+
+		ASSERT_NOT_NULL(a);
+		desc_events(&ds[C_ACQ], 4000, 0);
+		desc_events(&ds[C_USE], 4000, 0);
+		desc_events(&ds[C_REL], 4000, 30000);
+		ASSERT_OK(analysis__add_snapshot(a, T0, ds, N_DESC, NULL, 0, NULL));
+		desc_events(&ds[C_WAIT], 4000, 1 * MS);
+		for (i = 0; i < 4; i++) {
+			t = T0 + (uint64_t)i * 2 * SEC + SEC;
+			window_mark(a, R_CONN, t, true);
+			window_mark(a, R_CONN, t + 400 * MS, false);
+			st.hdr.type = PB_REC_WINDOW_STATS;
+			st.hdr.version = PB_EVENTS_VERSION;
+			st.hdr.size = (uint32_t)size;
+			st.hdr.ts_ns = t + 400 * MS;
+			st.resource = R_CONN;
+			st.open_ns = t;
+			st.detached_ns = t + 500 * MS;
+			st.acquires = st.releases = 1000;
+			st.cut_lives = st.cut_holders = 1;
+			st.cut_age_max_ns = st.cut_age_sum_ns = 300 * MS;
+			memset(st.cut_age_hist, 0, sizeof(st.cut_age_hist));
+			st.cut_age_hist[bucket(300 * MS)] = 1;
+			st.waits = 200;
+			st.wait_ns = 200 * MS;
+			ASSERT_OK(analysis__add_record(a, &st.hdr, size));
+		}
+		ASSERT_OK(analysis__add_snapshot(a, T0 + 8 * SEC, ds, N_DESC, NULL, 0, NULL));
+		analysis__finish(a);
+		f = analysis__findings(a, &n);
+		if (!n)
+			dump(a);
+		ASSERT_GE(n, 1);
+		ASSERT_EQ(f[0].resource, R_CONN);
+		if (k == 0) {
+			ASSERT_EQ(f[0].diagnosis, FINDING_LONG_HOLD);
+			/* all of the run's 4 s of wait */
+			ASSERT_EQ(llround_(find_ev(&f[0], "caused_wait_ns")->value / 1e6), 4000);
+			ASSERT_NULL(find_kind(a, FINDING_CONTENTION, R_CONN));
+		} else {
+			ASSERT_EQ(f[0].diagnosis, FINDING_CONTENTION);
+			f = find_kind(a, FINDING_LONG_HOLD, R_CONN);
+			ASSERT_NOT_NULL(f);
+			ASSERT_TRUE(find_ev(f, "caused_wait_ns")->value < 2e9);
+		}
+		analysis__free(a);
+	}
+	manifest__free(m);
+}
+
 /* consumed credit (ACQUIRE without RELEASE by design) is not a leak */
 TEST(test_credit_consumption_is_not_a_leak)
 {
