@@ -99,6 +99,7 @@ void pictures__sparkline(const int64_t *v, size_t n, size_t stride, unsigned wid
 	static const char *const blocks[] = { "\u2581", "\u2582", "\u2583", "\u2584",
 					      "\u2585", "\u2586", "\u2587", "\u2588" };
 	size_t cells = n < width ? n : width, c, i, len = 0;
+	double span, f;
 	int64_t lo, hi;
 
 	if (!sz)
@@ -123,8 +124,11 @@ void pictures__sparkline(const int64_t *v, size_t n, size_t stride, unsigned wid
 
 			m = x > m ? x : m;
 		}
-		/* in double: hostile values may span more than int64 */
-		k = hi > lo ? (unsigned)(((double)m - (double)lo) * 7.0 / ((double)hi - (double)lo) + 0.5) : 0;
+		/* in double: hostile values may span more than int64, and two
+		 * that differ may round to the same double (a span of 0) */
+		span = (double)hi - (double)lo;
+		f = span > 0 ? ((double)m - (double)lo) * 7.0 / span + 0.5 : 0;
+		k = f > 0 ? (f < 7 ? (unsigned)f : 7) : 0;
 		if (len + 4 >= sz)
 			break;
 		len += (size_t)snprintf(buf + len, sz - len, "%s", blocks[k > 7 ? 7 : k]);

@@ -22,6 +22,18 @@ TEST(test_sparkline_rising_series)
 	ASSERT_STREQ(buf + 12, HIGH);
 }
 
+/* Two values that differ but round to the same double: the span is 0 in
+ * double, so every cell is the lowest (fuzz_records found the 0/0 NaN
+ * cast to unsigned: tests/fuzz/corpus/fuzz_records/ubsan-sparkline-nan) */
+TEST(test_sparkline_span_lost_in_double)
+{
+	int64_t v[3] = { (int64_t)1 << 62, ((int64_t)1 << 62) + 1, (int64_t)1 << 62 };
+	char buf[64];
+
+	pictures__sparkline(v, 3, sizeof(v[0]), 64, buf, sizeof(buf));
+	ASSERT_STREQ(buf, LOW LOW LOW);
+}
+
 TEST(test_sparkline_width_takes_max_per_cell)
 {
 	int64_t v[100];
