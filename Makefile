@@ -144,8 +144,8 @@ test: all test-unit $(FUZZ_BINS)
 # Unit tests again, under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: | $(DEPS_STAMP)
 	$(MAKE) --no-print-directory BUILD=$(BUILD)-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
-		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-		EXTRA_LDFLAGS="-fsanitize=address,undefined" test-unit $(BUILD)-asan/probity
+		EXTRA_CFLAGS="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined,float-cast-overflow" test-unit $(BUILD)-asan/probity
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		tests/run.sh --build $(BUILD)-asan --unit-only --tag asan
 
