@@ -543,6 +543,9 @@ json_t *governor__report_json(const struct governor *g)
 	if (o) {
 		json_object_set_new(o, "slowdown_reference", ref);
 		json_object_set_new(o, "measured", gov_meter_json(g));
+		json_object_set_new(o, "windows_extended", json_integer((json_int_t)g->n_ext));
+		json_object_set_new(o, "extended_window_ms", g->n_ext ?
+				    json_real((double)g->ext_last_ns / 1e6) : json_null());
 	} else {
 		json_decref(ref);
 	}

@@ -3,7 +3,6 @@
  * budget"). The model and the window schedule; the window edges in
  * gov_window.c, costs and the report in gov_report.c. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "record/governor.h"
@@ -96,13 +95,14 @@ struct governor *governor__new(const struct plan *p, const struct gov_cost_sourc
 	g->prev = calloc(n, sizeof(*g->prev));
 	g->warm_hits = calloc(n, sizeof(*g->warm_hits));
 	g->open_hits = calloc(n, sizeof(*g->open_hits));
+	g->det_hits = calloc(2 * n, sizeof(*g->det_hits));
 	g->desc_cost_ns = calloc(n, sizeof(*g->desc_cost_ns));
 	g->pin = calloc(n, sizeof(*g->pin));
 	g->pin_old = calloc(n, sizeof(*g->pin_old));
 	g->must = calloc(n, sizeof(*g->must));
 	g->rate = calloc(n, sizeof(*g->rate));
 	g->hz = calloc(n, sizeof(*g->hz));
-	if (!g->hits || !g->events || !g->total_ns || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns ||
+	if (!g->hits || !g->events || !g->total_ns || !g->prev || !g->warm_hits || !g->open_hits || !g->desc_cost_ns || !g->det_hits ||
 	    !g->pin || !g->pin_old || !g->must || !g->rate || !g->hz || build_groups(g) ||
 	    gov_meter_init(g, c->ns_per_hit)) {
 		governor__free(g);
@@ -176,7 +176,9 @@ static void measure(struct governor *g, uint64_t now, double secs)
 	}
 	for (i = 0; i < g->n_desc; i++) {
 		int gi = g->group_of[i];
-		double on = secs, n = (double)(g->hits[i] - g->warm_hits[i]);
+		/* not the hits while a close detached it: its time is not in on */
+		double on = secs, n = (double)(g->hits[i] - g->warm_hits[i]) -
+				      (double)(g->det_hits[i] - g->det_hits[g->n_desc + i]);
 
 		if (gi < 0)
 			continue;
@@ -440,44 +442,60 @@ static void decide(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 	apply_pins(g, e, old);
 	g->decided = true;
 	memcpy(g->warm_hits, g->hits, g->n_desc * sizeof(*g->hits));
+	memcpy(g->det_hits + g->n_desc, g->det_hits, g->n_desc * sizeof(*g->det_hits));
 	g->dec_ns = now;
 	g->dec_cpu = cpu_ns;
 }
 
-/* The probes' share of the target's CPU while the windows were open:
- * their estimated cost since the open over the CPU time the target
- * gets (its rate at the last plan), at most 90 %. */
-static void window_share(struct governor *g)
+/* A close (at *ts): marks, the detach (gov_window.c), its cost, the
+ * effects off; a joint close may keep the cheap ones open (gov_extend). */
+static int close_windows(struct governor *g, struct engine *e, gov_emit_fn emit, void *ctx,
+			 uint64_t *ts)
 {
-	uint64_t now = pb_mono_ns(), t0 = g->win_ts ? g->win_ts : g->start_ns;
-	double cost = 0, cpu = g->cpu_rate > 0 ? g->cpu_rate : NS_PER_S;
+	double cc = g->close_cost_ns;
+	uint64_t cl = g->close_lat_ns;
+	bool ext_close;
+	int err, err2;
 
-	for (size_t i = 0; i < g->n_desc; i++)
-		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
-	g->win_share = now > t0 ? cost / ((double)(now - t0) / NS_PER_S * cpu) : 0;
-	if (g->win_share > GOV_SHARE_CAP)
-		g->win_share = GOV_SHARE_CAP;
-}
+	err = engine__desc_hits(e, g->hits, g->n_desc);
+	if (err)
+		return err;
+	ext_close = gov_ext_close(g);	/* the extended ones close */
+	gov_window_share(g);
+	/* the close marks go into the trace before the detach, after every
+	 * record already in the ring buffer: a reader then sees the events
+	 * that fire while the links are being destroyed (in parallel,
+	 * gov_window.c) after the mark, outside the window, where a lifetime
+	 * they would open is not opened */
+	emit(NULL, 0, NULL, ctx);
+	*ts = pb_mono_ns();
+	if (!ext_close && g->ext_ok) {
+		double spent, allowed;
 
-/* The cost of the hits since g->hits was read before a close: the probes
- * that fired while the close's links were being destroyed (g->hits is
- * left as it was: account() charges them to the ledger). */
-static int close_cost(struct governor *g, struct engine *e)
-{
-	uint64_t *now_hits = calloc(g->n_desc, sizeof(*now_hits));
-	int err;
-
-	if (!now_hits)
-		return -ENOMEM;
-	err = engine__desc_hits(e, now_hits, g->n_desc);
-	if (!err) {
-		g->close_cost_ns = 0;
-		for (size_t i = 0; i < g->n_desc; i++)
-			if (now_hits[i] > g->hits[i])
-				g->close_cost_ns += (double)(now_hits[i] - g->hits[i]) * g->cost[i];
-		g->close_cost_total_ns += g->close_cost_ns;
+		ledger(g, *ts, &spent, &allowed);	/* what is left after this close */
+		gov_extend(g, *ts, allowed - spent - g->close_cost_ns);
 	}
-	free(now_hits);
+	g->ext_ok = false;
+	for (size_t i = 0; i < g->n_groups; i++) {
+		struct gov_group *gr = &g->groups[gov_order(g, i, true)];
+
+		if (!gr->attached || !gr->windowed || gr->ext)
+			continue;
+		gr->n_move = gov_movable(g, gr);
+		gov_window_mark(g, gr, false, *ts, emit, ctx);
+	}
+	err = gov_close_groups(g, e, *ts);
+	g->close_lat_ns = pb_mono_ns() - *ts;
+	err2 = gov_close_cost(g, e);
+	if (err2 && !err)
+		err = err2;
+	if (ext_close) {	/* a few cheap probes: not the next close's cost */
+		g->ext_cost_ns += g->close_cost_ns;
+		g->close_cost_ns = cc;
+		g->close_lat_ns = cl;
+	}
+	if (g->meter.fx.windowed)	/* after the probes are gone */
+		gov_meter_effects(g, e, pb_mono_ns(), false);
 	return err;
 }
 
@@ -493,32 +511,9 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 	if (on && g->meter.fx.windowed)	/* the effects first: the probes find them on */
 		gov_meter_effects(g, e, pb_mono_ns(), true);
 	if (!on) {
-		err = engine__desc_hits(e, g->hits, g->n_desc);
-		if (err)
+		err = close_windows(g, e, emit, ctx, &ts);
+		if (err && !ts)		/* the hit counts unread: nothing closed */
 			return err;
-		window_share(g);
-		/* the close marks go into the trace before the detach, after
-		 * every record already in the ring buffer: a reader then sees
-		 * the events that fire while the links are being destroyed
-		 * (in parallel, gov_window.c) after the mark, outside the
-		 * window, where a lifetime they would open is not opened */
-		emit(NULL, 0, NULL, ctx);
-		ts = pb_mono_ns();
-		for (i = 0; i < g->n_groups; i++) {
-			struct gov_group *gr = &g->groups[gov_order(g, i, true)];
-
-			if (!gr->attached || !gr->windowed)
-				continue;
-			gr->n_move = gov_movable(g, gr);
-			gov_window_mark(g, gr, false, ts, emit, ctx);
-		}
-		err = gov_close_groups(g, e, ts);
-		g->close_lat_ns = pb_mono_ns() - ts;
-		err2 = close_cost(g, e);
-		if (err2 && !err)
-			err = err2;
-		if (g->meter.fx.windowed)	/* after the probes are gone */
-			gov_meter_effects(g, e, pb_mono_ns(), false);
 	}
 	for (i = 0; i < g->n_groups; i++) {
 		struct gov_group *gr = &g->groups[gov_order(g, i, !on)];
@@ -557,6 +552,8 @@ static int set_windows(struct governor *g, struct engine *e, bool on, gov_emit_f
 		g->next_ns = g->cycle_start + g->cycle_ns;
 		if (g->next_ns < end)
 			g->next_ns = end;
+		if (gov_ext_open(g))	/* the extended ones close first */
+			g->next_ns = g->ext_end_ns;
 	}
 	return err;
 }
@@ -631,12 +628,10 @@ static bool window_overspent(const struct governor *g, uint64_t now)
 		return false;
 	for (size_t i = 0; i < g->n_desc; i++)
 		cost += (double)(g->hits[i] - g->open_hits[i]) * g->cost[i];
-	/* the plan's rates are per second attached, and a window's probes
-	 * stay attached through its close's latency L (the detach's RCU
-	 * wait), when few of them fire: they are diluted by (W + L) / W, so
-	 * the window is planned at them over W + L (the last close's L) */
-	planned = (g->hot_rate + g->always_on_rate) *
-		  (double)(g->window_ns + g->close_lat_ns) / NS_PER_S +
+	/* the plan's rates are per second attached up to a close, without
+	 * the hits of the detach that follows (gov_close_cost), so the
+	 * window is planned at them over its length */
+	planned = (g->hot_rate + g->always_on_rate) * (double)g->window_ns / NS_PER_S +
 		  g->allowed_rate * GOV_SLACK_S;
 	return cost > planned;
 }
@@ -645,13 +640,15 @@ static bool window_overspent(const struct governor *g, uint64_t now)
  * start is within the budget of the CPU time so far; else when due */
 static bool ledger_wait(struct governor *g, uint64_t now)
 {
-	double spent, allowed, spare = g->allowed_rate - g->always_on_rate, wait;
+	double spent, allowed, spare = g->allowed_rate - g->always_on_rate, wait, win;
 
 	ledger(g, now, &spent, &allowed);
 	/* the window's expected cost, its close's included (the hits while
 	 * its links are being destroyed are counted by the engine and land in
-	 * the ledger; the last close's are the estimate) */
-	spent += g->hot_rate * (double)g->window_ns / NS_PER_S + g->close_cost_ns;
+	 * the ledger; the last close's are the estimate), and its expected
+	 * extension's (gov_window.c gov_extend) */
+	win = g->hot_rate * (double)g->window_ns / NS_PER_S;
+	spent += win + g->close_cost_ns + gov_ext_expect(g, win);
 	if (spent <= allowed)
 		return false;
 	wait = spare > 0 ? (spent - allowed) / spare * NS_PER_S : (double)g->o.period_ns;
@@ -702,8 +699,9 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 		g->next_ns = now;
 	}
 	if (g->decided && gov_any_open(g)) {
-		if (now < g->next_ns && !window_overspent(g, now))
+		if (now < g->next_ns && (gov_ext_open(g) || !window_overspent(g, now)))
 			return 0;
+		g->ext_ok = true;	/* the joint close: the cheap may stay open */
 		return set_windows(g, e, false, emit, ctx);
 	}
 	/* between windows: re-plan every period, or when overspending */
@@ -762,8 +760,10 @@ void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64
 	if (!g->start_ns)
 		return;
 	account(g, e, now, cpu_ns, true);
-	if (g->phase == GOV_GOVERNED && gov_any_open(g))
-		set_windows(g, e, false, emit, ctx);
+	g->ext_ok = false;
+	while (g->phase == GOV_GOVERNED && gov_any_open(g))	/* extended ones: twice */
+		if (set_windows(g, e, false, emit, ctx))
+			break;
 	g->end_ns = now;
 	g->cpu_end = cpu_ns;
 }
@@ -785,6 +785,7 @@ void governor__free(struct governor *g)
 	free(g->prev);
 	free(g->warm_hits);
 	free(g->open_hits);
+	free(g->det_hits);
 	free(g->cpu_seen);
 	free(g->desc_cost_ns);
 	free(g->pin);

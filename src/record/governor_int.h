@@ -38,6 +38,8 @@ struct gov_group {
 	uint32_t descs[GOV_GROUP_MAX_DESC];
 	size_t n_desc;
 	bool windowed, attached, closing;
+	bool ext;			/* kept open past the joint close (gov_extend) */
+	double ext_c0;			/* ... its probes' cost (hits x cost) then */
 	unsigned on_streak;		/* consecutive plans that kept it always on */
 	double full_rate;		/* probe ns per s with every probe on (warm-up) */
 	double warm_hits_rate;		/* events per s in the warm-up */
@@ -133,6 +135,8 @@ struct governor {
 	uint64_t *events;		/* per descriptor, read at window edges */
 	uint64_t *total_ns;		/* ... their time (WAIT span, RELEASE hold) */
 	uint64_t *open_hits;		/* hits when the windows last opened */
+	uint64_t *det_hits;		/* hits while a close detached it (not in
+					 * its rate); [n_desc + i]: at the last plan */
 	uint64_t win_ts;		/* ... at this time */
 	double win_share;		/* the probes' share of the target's CPU
 					 * in the last window (rates / (1 - it)) */
@@ -167,6 +171,13 @@ struct governor {
 	uint32_t hold_res;
 	size_t hold_grows, hold_closes, hold_withdrawn;
 	size_t n_open;			/* windows opened after the warm-up */
+	/* gov_window.c gov_extend: cheap resources kept open past a joint
+	 * close, until ext_end_ns; ext_ok: the close due now may extend */
+	uint64_t ext_end_ns, ext_last_ns;
+	double ext_cost_ns;		/* the last extension's probe cost, its
+					 * close's included: the ledger's guess */
+	size_t n_ext;
+	bool ext_ok;
 	/* the slowdown a window causes as the ACQUIREs of resources not
 	 * windowed see it (gov_report.c; reported, not used): their hits
 	 * inside the windows and between them (a close to the next open) */
@@ -193,8 +204,23 @@ void gov_window_stats(struct governor *g, struct gov_group *gr, uint64_t ts, gov
 		      void *ctx);
 /* attach one group (ts: after its last attach); the window's counts start */
 int gov_open_group(struct governor *g, struct engine *e, struct gov_group *gr, uint64_t *ts);
-/* close every open windowed group in parallel (ts: before the first detach) */
+/* close every open windowed group in parallel (ts: before the first detach),
+ * except those gov_extend keeps open */
 int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts);
+/* at a joint close at now: keep the cheap windowed resources open for
+ * longer (gr->ext, until g->ext_end_ns), for at most room ns of probe
+ * cost (the ledger's); returns how many */
+size_t gov_extend(struct governor *g, uint64_t now, double room);
+/* the extended groups: true if any (their flags cleared: they close now;
+ * g->hits read since: their extension's cost to g->ext_cost_ns) */
+bool gov_ext_close(struct governor *g);
+bool gov_ext_open(const struct governor *g);
+/* the next window's expected extension cost (its window's: win_cost) */
+double gov_ext_expect(const struct governor *g, double win_cost);
+/* the probes' share of the target's CPU since the windows opened */
+void gov_window_share(struct governor *g);
+/* the cost of the hits since g->hits was read before a close */
+int gov_close_cost(struct governor *g, struct engine *e);
 
 /* gov_meter.c */
 int gov_meter_init(struct governor *g, const double *trap);
