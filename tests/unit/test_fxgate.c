@@ -286,8 +286,13 @@ TEST(fxgate_rapid_toggles_judge_nothing_across_an_off_period)
 	/* no invariant broke, and the controller changed no state */
 	for (i = 0; i < r.snap.n_desc; i++)
 		for (k = 0; k < PB_INV_SLOTS; k++)
-			if (k != PB_INV_PREDICTION_FAILED)
+			if (k != PB_INV_PREDICTION_FAILED && r.snap.desc[i].violations[k]) {
+				/* which one, for a rare failure's log */
+				fprintf(stderr, "  violation: descriptor %s, invariant slot %u: %llu\n",
+					i < r.m->n_events ? r.m->events[i].id : "?", k,
+					(unsigned long long)r.snap.desc[i].violations[k]);
 				viol += r.snap.desc[i].violations[k];
+			}
 	ASSERT_EQ(viol, 0);
 	confidence__changes(r.conf, &n_changes);
 	for (i = 0; i < n_changes; i++)
