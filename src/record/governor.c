@@ -3,6 +3,7 @@
  * budget"). The model and the window schedule; the window edges in
  * gov_window.c, costs and the report in gov_report.c. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "record/governor.h"
