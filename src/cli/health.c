@@ -108,11 +108,13 @@ static json_t *health_json(const struct loaded_trace *lt, const struct live_stat
 		for (k = 0; k < CONFIDENCE_INV_SLOTS; k++)
 			json_object_set_new(viol, pb_invariant_str(k),
 				json_integer((json_int_t)confidence__violations(lt->conf, (uint32_t)i, k)));
-		dj = json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:s?}",
+		dj = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:s?}",
 			"id", desc_id(lt, (uint32_t)i),
 			"initial", pb_confidence_str(confidence__initial(lt->conf, (uint32_t)i)),
 			"state", pb_confidence_str(confidence__state(lt->conf, (uint32_t)i)),
 			"events", (json_int_t)confidence__events(lt->conf, (uint32_t)i),
+			"inferred_events",
+			(json_int_t)confidence__inferred_events(lt->conf, (uint32_t)i),
 			"violations", viol,
 			"predictions", predictions__json(lt, (uint32_t)i),
 			"samples", samples, "reason", why);

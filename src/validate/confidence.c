@@ -15,6 +15,7 @@ struct desc_state {
 	uint64_t base_events, base_viol[CONFIDENCE_INV_SLOTS];
 	/* last cumulative counters seen */
 	uint64_t last_events, last_viol[CONFIDENCE_INV_SLOTS];
+	uint64_t last_inferred;	/* of last_events: happened unobserved (leak model) */
 	/* violations discounted by the grace period (per invariant) */
 	uint64_t graced[CONFIDENCE_INV_SLOTS];
 	/* cross-layer predictions (per effect): cumulative as last seen, and
@@ -425,6 +426,7 @@ static void take_counters(struct confidence *c, uint32_t di, const struct pb_des
 		d->last_unj[k] = cs->pred_unjudged[k];
 	}
 	d->last_events = events;
+	d->last_inferred = events - cs->events;
 }
 
 void confidence__window(struct confidence *c, const struct pb_rec_hdr *rec, size_t len)
@@ -521,6 +523,11 @@ uint64_t confidence__violations(const struct confidence *c, uint32_t di, int inv
 uint64_t confidence__events(const struct confidence *c, uint32_t di)
 {
 	return c && di < c->n_desc ? c->d[di].last_events : 0;
+}
+
+uint64_t confidence__inferred_events(const struct confidence *c, uint32_t di)
+{
+	return c && di < c->n_desc ? c->d[di].last_inferred : 0;
 }
 
 void confidence__predictions(const struct confidence *c, uint32_t di, int fx, uint64_t *checked,

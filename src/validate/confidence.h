@@ -186,7 +186,12 @@ enum pb_confidence confidence__initial(const struct confidence *c, uint32_t desc
 /* Cumulative violations of one invariant (as last seen, after the grace);
  * invariant < CONFIDENCE_INV_SLOTS (release_missing included). */
 uint64_t confidence__violations(const struct confidence *c, uint32_t descriptor, int invariant);
+/* Cumulative events as last seen, in the coupled view: the observed ones
+ * plus confidence__inferred_events, the events that happened unobserved
+ * (acquisitions charged as acquire_bypassed, RELEASEs charged as
+ * release_missing). */
 uint64_t confidence__events(const struct confidence *c, uint32_t descriptor);
+uint64_t confidence__inferred_events(const struct confidence *c, uint32_t descriptor);
 /* Cross-layer predictions of one effect (enum pb_effect) as last seen:
  * judged, failed, and unjudged (lost evidence). */
 void confidence__predictions(const struct confidence *c, uint32_t descriptor, int effect,

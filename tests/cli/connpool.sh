@@ -72,6 +72,12 @@ v, want, inv = sys.argv[2], sys.argv[3], sys.argv[4]
 rep = json.load(open(sys.argv[1][:-len(".health")] + ".report"))
 by = {x["id"]: x for x in d["descriptors"]}
 assert by["conn_use"]["events"] > 1000, by["conn_use"]
+# events inferred (happened unobserved) are the charged acquisitions and RELEASEs
+for x in d["descriptors"]:
+    assert x["inferred_events"] == (x["violations"]["acquire_bypassed"]
+                                    + x["violations"]["release_missing"]), x
+if v == "FASTPATH":
+    assert by["conn_get"]["inferred_events"] > 0, by["conn_get"]
 if v in ("clean", "HANDOFF"):
     bad = [(x["id"], x["state"], x["violations"]) for x in d["descriptors"]
            if x["state"] != x["initial"] or any(x["violations"].values())]

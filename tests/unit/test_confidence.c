@@ -583,6 +583,10 @@ TEST(test_busy_growth_is_missing_releases)
 	 * 100 at the last four, 20 each */
 	ASSERT_EQ(rt.charged_units, 80);
 	ASSERT_EQ(rt.charged, 80);
+	/* the charged RELEASEs count among the events, as inferred ones */
+	ASSERT_EQ(confidence__inferred_events(c, 1), 80);
+	ASSERT_EQ(confidence__events(c, 1), f.s[1].events + 80);
+	ASSERT_EQ(confidence__inferred_events(c, 0), 0);
 	ASSERT_EQ(rt.idle_units, 0);
 	ASSERT_FALSE(confidence__release(c, 0, &rt));	/* an ACQUIRE */
 	confidence__free(c);
