@@ -612,7 +612,9 @@ static void add_window_stats(struct analysis *a, const struct pb_rec_window_stat
 		rw->cut_age_max_ns = w->cut_age_max_ns;
 	for (i = 0; i < PB_HIST_BUCKETS; i++)
 		rw->cut_hist[i] += w->cut_age_hist[i];
-	if (w->hdr.size >= sizeof(*w)) {	/* a 424-byte record has no waits */
+	for (i = 0; i < PB_HIST_BUCKETS; i++)	/* 0 in a shorter record */
+		rw->open_hist[i] += w->open_cut_hist[i];
+	if (w->hdr.size >= PB_REC_WINDOW_STATS_WAITS) {	/* a 424-byte record has no waits */
 		rw->n_wait_win++;
 		rw->waits += w->waits;
 		rw->wait_ns += w->wait_ns;

@@ -81,6 +81,9 @@ struct an_res_win {
 	 * appended waits, wait_ns: n_wait_win of wins.n) */
 	size_t n_wait_win;
 	uint64_t waits, wait_ns;
+	/* the holds its opens cut: parts inside the window, log2 (records
+	 * with the appended open cuts; 0 in older ones) */
+	uint64_t open_hist[PB_HIST_BUCKETS];
 };
 
 struct analysis {

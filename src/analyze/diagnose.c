@@ -134,9 +134,14 @@ double an_window_run_ns(const struct res_ev *e, double n, double ns)
 
 /* The holds r's closes cut at an age of at least the long-hold threshold
  * and under claimed_ns (older ones are a leak's, when its finding took
- * them: never seen to end, diagnose_windows.c): long holds at their age
- * (lower bounds: a cut hold is never seen whole), added to the
- * aggregated long holds, scaled to the run (an_window_run_ns). */
+ * them: never seen to end, diagnose_windows.c), and those its opens cut
+ * whose part in the window (open to RELEASE) is at least the threshold
+ * (they ended: no leak's): long holds at their part in the window (lower
+ * bounds: a cut hold is never seen whole), added to the aggregated long
+ * holds, scaled to the run (an_window_run_ns). With both edges the long
+ * holds' time inside the windows is whole, as the windows' wait is (a
+ * WAIT counts in the window it ended in); with the closes' alone, the
+ * holds in flight at each open were missing. */
 static void an_window_long(const struct analysis *a, const struct finish_ctx *x, size_t r,
 			   struct res_ev *e, double claimed_ns)
 {
@@ -151,10 +156,15 @@ static void an_window_long(const struct analysis *a, const struct finish_ctx *x,
 			e->cut_long_n += rw->cut_hist[i];
 			e->cut_long_ns += (double)(1ull << i) * (double)rw->cut_hist[i];
 		}
+	for (i = 0; i < PB_HIST_BUCKETS; i++)
+		if ((double)(1ull << i) >= (double)a->o.long_hold_ns && rw->open_hist[i]) {
+			e->open_long_n += rw->open_hist[i];
+			e->open_long_ns += (double)(1ull << i) * (double)rw->open_hist[i];
+		}
 	if (x->have_events)
 		return;	/* holds from RELEASE records: not scaled (docs/record.md) */
-	e->long_n_agg += e->cut_long_n;
-	e->long_ns_agg += e->cut_long_ns;
+	e->long_n_agg += e->cut_long_n + e->open_long_n;
+	e->long_ns_agg += e->cut_long_ns + e->open_long_ns;
 	e->long_ns_win = e->long_ns_agg;
 	e->long_ns_agg = an_window_run_ns(e, (double)e->long_n_agg, e->long_ns_agg);
 }

@@ -460,6 +460,14 @@ void an_finding_long_hold(struct analysis *a, size_t r, struct res_ev *e, double
 		       "%s): long holds never seen whole%s", (unsigned long long)e->cut_long_n, t1, t3,
 		       from_events ? " (not counted above)" : " (counted above at their age)");
 	}
+	if (e->open_long_n) {
+		an_fmt_ns(t3, sizeof(t3), e->open_long_ns / (double)e->open_long_n);
+		an_ev_add(f, "open_cut_long_holds", (double)e->open_long_n, "holds",
+		       "%llu holds acquired before a window opened and released in it >= %s after "
+		       "the open (mean lower bound %s): long holds never seen whole%s",
+		       (unsigned long long)e->open_long_n, t1, t3,
+		       from_events ? " (not counted above)" : " (counted above at their part in the window)");
+	}
 	if (from_events && e->long_max) {
 		an_fmt_ns(t3, sizeof(t3), (double)e->long_max);
 		an_ev_add(f, "long_hold_max_ns", (double)e->long_max, "ns", "longest hold: %s", t3);

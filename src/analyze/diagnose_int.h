@@ -74,6 +74,9 @@ struct res_ev {
 	size_t n_win;
 	uint64_t cut_long_n;		/* holds cut by a close at an age >= long_hold_ns */
 	double cut_long_ns;		/* ... their ages (lower bounds) */
+	uint64_t open_long_n;		/* holds cut by an open, their part in the
+					 * window >= long_hold_ns */
+	double open_long_ns;		/* ... those parts (lower bounds) */
 	double long_ns_win;		/* long-hold time its windows saw (not scaled) */
 };
 

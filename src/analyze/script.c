@@ -201,9 +201,11 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 	}
 	memcpy(&u, rec, rec_need[u.h.type]);
 	if (u.h.type == PB_REC_WINDOW_STATS) {	/* the appended fields, or 0 */
-		u.wst.waits = u.wst.wait_ns = 0;
-		if (len >= sizeof(u.wst))
-			memcpy(&u.wst.waits, (const char *)rec + rec_need[u.h.type], 16);
+		size_t full = sizeof(u.wst), have = len < full ? len : full;
+
+		memset((char *)&u + have, 0, full - have);
+		memcpy((char *)&u + rec_need[u.h.type], (const char *)rec + rec_need[u.h.type],
+		       have - rec_need[u.h.type]);
 	}
 	s->st->by_type[u.h.type]++;
 	o = lead(s, rec_name[u.h.type], &u.h);
@@ -261,6 +263,7 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 			json_object_set_new(o, "resource",
 					    json_string(s->m->resources[u.wst.resource].name));
 		set_u64(o, "open_ns", u.wst.open_ns);
+		set_u64(o, "detached_ns", u.wst.detached_ns);
 		set_u64(o, "acquires", u.wst.acquires);
 		set_u64(o, "releases", u.wst.releases);
 		set_u64(o, "cut_lives", u.wst.cut_lives);
@@ -268,6 +271,8 @@ static void emit_record(struct script *s, const struct pb_rec_hdr *rec, size_t l
 		set_u64(o, "cut_age_max_ns", u.wst.cut_age_max_ns);
 		set_u64(o, "waits", u.wst.waits);
 		set_u64(o, "wait_ns", u.wst.wait_ns);
+		set_u64(o, "open_cuts", u.wst.open_cuts);
+		set_u64(o, "open_cut_max_ns", u.wst.open_cut_max_ns);
 		break;
 	}
 	emit(s, o, rec_name[u.h.type], &u.h);

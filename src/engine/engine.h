@@ -105,6 +105,17 @@ int engine__desc_events(struct engine *e, uint64_t *events, uint64_t *total_ns, 
  * cut_age_sum_ns, cut_age_max_ns, cut_age_hist). 0 or -errno. */
 int engine__live_ages(struct engine *e, uint32_t res, uint64_t now_ns,
 		      struct pb_rec_window_stats *w);
+/* record --budget: a window of res opened at open_ns (after its last
+ * attach): from now on a RELEASE of a unit acquired before it is a hold
+ * the open cut, counted with its part in the window. 0 or -errno. */
+int engine__window_opened(struct engine *e, uint32_t res, uint64_t open_ns);
+/* record --budget, at the close of res's window (before its probes
+ * go): none open, nothing more is counted. 0 or -errno. */
+int engine__window_closing(struct engine *e, uint32_t res);
+/* Once its probes are gone: the holds the window's open cut into w
+ * (open_cuts, open_cut_sum_ns, open_cut_max_ns, open_cut_hist).
+ * 0 or -errno. */
+int engine__open_cuts(struct engine *e, uint32_t res, struct pb_rec_window_stats *w);
 /* record --budget (opts.split_links): detach (on = false) or re-attach
  * the probes of one descriptor; *changed = kernel links changed. */
 int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed);

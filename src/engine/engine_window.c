@@ -3,8 +3,10 @@
  * (docs/record.md "OVERHEAD BUDGET"): reads the descriptors' event
  * counters (the window's net growth) and, before a close forgets a
  * resource, the ages of its live generations (the holds the close cuts),
- * then forgets them (engine__forget_resource). */
+ * then forgets them (engine__forget_resource); and the holds a window's
+ * open cut (RELEASEs of units acquired before it, counted in BPF). */
 #include <errno.h>
+#include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "engine/engine_int.h"
@@ -59,6 +61,44 @@ int engine__live_ages(struct engine *e, uint32_t res, uint64_t now_ns,
 			b++;
 		w->cut_age_hist[b]++;
 	}
+	return 0;
+}
+
+int engine__window_opened(struct engine *e, uint32_t res, uint64_t open_ns)
+{
+	struct pb_win_edge none = { 0 };
+
+	if (res >= e->n_res)
+		return -EINVAL;
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.win_edge), &res, &none, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(e->skel->maps.win_open), &res, &open_ns, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int engine__window_closing(struct engine *e, uint32_t res)
+{
+	uint64_t none = 0;
+
+	if (res >= e->n_res)
+		return -EINVAL;
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.win_open), &res, &none, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int engine__open_cuts(struct engine *e, uint32_t res, struct pb_rec_window_stats *w)
+{
+	struct pb_win_edge cur;
+
+	if (res >= e->n_res)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.win_edge), &res, &cur))
+		return -errno;
+	w->open_cuts = cur.n;
+	w->open_cut_sum_ns = cur.sum_ns;
+	w->open_cut_max_ns = cur.max_ns;
+	memcpy(w->open_cut_hist, cur.hist, sizeof(w->open_cut_hist));
 	return 0;
 }
 

@@ -176,6 +176,8 @@ static __always_inline bool acquire_tombstone(const struct pb_descriptor *d,
 	} else {
 		charge_tombstone(st, c, o->instance, o->res, n);
 	}
+	if (in_call)	/* not holds an open cut, if a window is open */
+		open_uncut(o->res, TOMB_RELEASE_TS(st), n[1]);
 	if (!released)
 		return false;
 	/* observed late: the lifetime already ended */

@@ -171,8 +171,31 @@ struct pb_rec_window_stats {
 	 * same stretch (docs/report.md "Windows") */
 	__u64 waits;
 	__u64 wait_ns;
+	/* appended (still version 6; shorter records read them as 0): the
+	 * holds the window's open cut, mirror of the cut generations above:
+	 * RELEASEs in the window of units acquired before it opened (their
+	 * ACQUIRE unseen: while detached, or in an earlier window whose close
+	 * forgot them), and the time from the open to each, the part of that
+	 * hold inside the window (a lower bound of the hold) */
+	__u64 open_cuts;
+	__u64 open_cut_sum_ns;
+	__u64 open_cut_max_ns;
+	__u64 open_cut_hist[PB_HIST_BUCKETS];	/* log2 of those parts, as hist[] */
 };
 #define PB_REC_WINDOW_STATS_MIN	(104 + 8 * PB_HIST_BUCKETS)	/* without waits, wait_ns */
+#define PB_REC_WINDOW_STATS_WAITS (PB_REC_WINDOW_STATS_MIN + 16)	/* without open cuts */
+
+/* record --budget, per resource (engine map win_edge): the holds the
+ * open of its window cut so far, as in pb_rec_window_stats. The open time
+ * is apart (map win_open; 0: no window open, nothing counted): user space
+ * zeroes these and then sets it after a window's last attach, clears it
+ * when the window closes, and reads these once its probes are gone. */
+struct pb_win_edge {
+	__u64 n;
+	__u64 sum_ns;
+	__u64 max_ns;
+	__u64 hist[PB_HIST_BUCKETS];
+};
 
 /* Runtime invariants of a manifest's model (docs/validation.md). The value
  * indexes pb_desc_stats.violations[] and is pb_rec_violation.invariant.
@@ -521,7 +544,8 @@ _Static_assert(sizeof(struct pb_desc_stats) ==
 	       "pb_desc_stats layout");
 _Static_assert(PB_INV__COUNT <= PB_INV_SLOTS, "violation slots");
 _Static_assert(sizeof(struct pb_rec_stack) == 64 + 8 * PB_STACK_DEPTH, "pb_rec_stack layout");
-_Static_assert(sizeof(struct pb_rec_window_stats) == PB_REC_WINDOW_STATS_MIN + 16,
+_Static_assert(sizeof(struct pb_rec_window_stats) ==
+		       PB_REC_WINDOW_STATS_WAITS + 24 + 8 * PB_HIST_BUCKETS,
 	       "pb_rec_window_stats layout");
 #endif
 

@@ -242,6 +242,54 @@ static __always_inline void mark_lost(__u32 res)
 		__sync_fetch_and_or(l, PB_LOST_FULL);
 }
 
+/* record --budget: a RELEASE of a windowed resource's unit not active
+ * while a window is open is a hold the open cut (acquired before it,
+ * unseen): its part inside the window, now - open, as the close's cut
+ * ages (engine_window.c reads them at the close). */
+static __always_inline void open_cut(__u32 res, __u64 lost, __u64 now)
+{
+	struct pb_win_edge *w;
+	__u64 *open, part;
+
+	if (!(lost & PB_LOST_WINDOW))
+		return;
+	open = bpf_map_lookup_elem(&win_open, &res);
+	w = bpf_map_lookup_elem(&win_edge, &res);
+	if (!open || !w || !*open || now <= *open)
+		return;
+	part = now - *open;
+	__sync_fetch_and_add(&w->n, 1);
+	__sync_fetch_and_add(&w->sum_ns, part);
+	__sync_fetch_and_add(&w->hist[log2_bucket(part)], 1);
+	if (part > w->max_ns)
+		w->max_ns = part;	/* racy max: a bound for display only */
+}
+
+/* Its ACQUIRE came after all, within PB_REORDER_NS (a return probe that
+ * fired after the RELEASE on another thread): the n RELEASEs held back
+ * until rel_ts (the last one) were no holds the open cut; taken back from
+ * the open window's counts (if it is still the one they went to). */
+static __always_inline void open_uncut(__u32 res, __u64 rel_ts, __u32 n)
+{
+	struct pb_win_edge *w;
+	__u64 *open, part;
+	__u32 b;
+
+	if (!n || !(res_lost_identity(res) & PB_LOST_WINDOW))
+		return;
+	open = bpf_map_lookup_elem(&win_open, &res);
+	w = bpf_map_lookup_elem(&win_edge, &res);
+	if (!open || !w || !*open || rel_ts <= *open)
+		return;
+	part = rel_ts - *open;
+	b = log2_bucket(part);
+	if (w->n < n || w->hist[b] < n || w->sum_ns < part * n)
+		return;
+	__sync_fetch_and_add(&w->n, -(__u64)n);
+	__sync_fetch_and_add(&w->sum_ns, -(part * n));
+	__sync_fetch_and_add(&w->hist[b], -(__u64)n);
+}
+
 /* USE (k = 0) / RELEASE (k = 1) of an instance not active: hold it back in
  * a tombstone (st, or a new one) for PB_REORDER_NS. -EEXIST when the
  * key changed under the caller: an entry was inserted between its lookup
@@ -293,6 +341,8 @@ static __always_inline int hold_back(struct inst_state *st, struct inst_key *key
 			st->acquire_ts = c->now;	/* TOMB_RELEASE_TS */
 		if (__sync_fetch_and_add(&st->pending_n[k], 1) & PB_TOMB_SEALED)
 			return -EEXIST;	/* consumed meanwhile: judge again */
+		if (k)
+			open_cut(key->resource, lost, c->now);
 		return 0;
 	}
 	ns.pending_ts = c->now;
@@ -313,6 +363,8 @@ static __always_inline int hold_back(struct inst_state *st, struct inst_key *key
 		mark_lost(key->resource);
 		*flags |= PB_RF_STATE_FULL;
 	}
+	if (k)
+		open_cut(key->resource, lost, c->now);
 	return 0;
 }
 

@@ -58,6 +58,23 @@ struct {
 	__type(value, __u64);
 } res_lost SEC(".maps");
 
+/* record --budget: per resource, the holds its window's open cut
+ * (events.h struct pb_win_edge; RELEASEs of units acquired before it
+ * opened), and the open window's open (win_open: 0 = none) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_RESOURCES);
+	__type(key, __u32);
+	__type(value, struct pb_win_edge);
+} win_edge SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PB_MAX_RESOURCES);
+	__type(key, __u32);
+	__type(value, __u64);
+} win_open SEC(".maps");
+
 #define inst_key pb_inst_key
 #define inst_state pb_inst_state
 

@@ -146,6 +146,8 @@ int gov_open_group(struct governor *g, struct engine *e, struct gov_group *gr, u
 			err = err2;
 	}
 	*ts = pb_mono_ns();	/* the window begins after the last attach */
+	if (engine__window_opened(e, gr->res, *ts) && !err)
+		err = -EIO;
 	gr->att_ns = *ts;
 	gr->attached = true;
 	if (!engine__desc_events(e, g->events, g->total_ns, g->n_desc))
@@ -181,7 +183,8 @@ int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts)
 		/* marked windowed before its ACQUIREs pause: a USE or RELEASE
 		 * of a unit whose ACQUIRE the pause hid is unknown, not a
 		 * violation (the forget below marks it too, ms later) */
-		if (engine__window_resource(e, gr->res) && !err)
+		if ((engine__window_resource(e, gr->res) || engine__window_closing(e, gr->res)) &&
+		    !err)
 			err = -EIO;
 		for (k = 0; k < gr->n_desc; k++) {
 			uint32_t desc = gr->descs[k];
@@ -220,6 +223,8 @@ int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts)
 		 * them: its rates count its hits to the close (the detach's
 		 * are gov_close_cost's) over its time to the close */
 		gr->cut.detached_ns = end;
+		if (engine__open_cuts(e, gr->res, &gr->cut) && !err)
+			err = -EIO;
 		if (gr->att_ns && ts > gr->att_ns)
 			gr->on_ns_dec += ts - (gr->att_ns > g->dec_ns ? gr->att_ns : g->dec_ns);
 		gr->att_ns = 0;

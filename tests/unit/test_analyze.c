@@ -518,6 +518,81 @@ TEST(test_windowed_long_holds_against_the_windows_waits)
 	manifest__free(m);
 }
 
+/* record --budget: each of conn's 4 windows (400 ms, probes on 500 ms)
+ * saw 400 ms of conn WAITs, its close cut a hold only 70 ms old, and its
+ * open cut a 300 ms hold (acquired before the open, released 300 ms
+ * after it). Counted at both edges, the long holds inside the windows
+ * explain most of their wait and rank first; from a record without the
+ * open cuts (PB_REC_WINDOW_STATS_WAITS bytes) only the closes' 70 ms
+ * holds are seen, and the same wait reads as contention. */
+TEST(test_windowed_long_holds_cut_by_the_open)
+{
+	struct manifest *m = load_manifest();
+	const struct finding *f;
+	size_t n;
+	int k, i;
+
+	for (k = 0; k < 2; k++) {
+		struct pb_desc_stats ds[N_DESC] = { 0 };
+		struct analysis *a = analysis__new(m, NULL);
+		struct pb_rec_window_stats st = { 0 };
+		size_t size = k ? PB_REC_WINDOW_STATS_WAITS : sizeof(st);
+		uint64_t t;
+
+		ASSERT_NOT_NULL(a);
+		desc_events(&ds[C_ACQ], 4000, 0);
+		desc_events(&ds[C_USE], 4000, 0);
+		desc_events(&ds[C_REL], 4000, 30000);
+		ASSERT_OK(analysis__add_snapshot(a, T0, ds, N_DESC, NULL, 0, NULL));
+		desc_events(&ds[C_WAIT], 4000, 1 * MS);
+		for (i = 0; i < 4; i++) {
+			t = T0 + (uint64_t)i * 2 * SEC + SEC;
+			window_mark(a, R_CONN, t, true);
+			window_mark(a, R_CONN, t + 400 * MS, false);
+			memset(&st, 0, sizeof(st));
+			st.hdr.type = PB_REC_WINDOW_STATS;
+			st.hdr.version = PB_EVENTS_VERSION;
+			st.hdr.size = (uint32_t)size;
+			st.hdr.ts_ns = t + 400 * MS;
+			st.resource = R_CONN;
+			st.open_ns = t;
+			st.detached_ns = t + 500 * MS;
+			st.acquires = st.releases = 1000;
+			st.cut_lives = st.cut_holders = 1;
+			st.cut_age_max_ns = st.cut_age_sum_ns = 70 * MS;
+			st.cut_age_hist[bucket(70 * MS)] = 1;
+			st.waits = 400;
+			st.wait_ns = 400 * MS;
+			st.open_cuts = 1;
+			st.open_cut_max_ns = st.open_cut_sum_ns = 300 * MS;
+			st.open_cut_hist[bucket(300 * MS)] = 1;
+			ASSERT_OK(analysis__add_record(a, &st.hdr, size));
+		}
+		ASSERT_OK(analysis__add_snapshot(a, T0 + 8 * SEC, ds, N_DESC, NULL, 0, NULL));
+		analysis__finish(a);
+		f = analysis__findings(a, &n);
+		if (!n)
+			dump(a);
+		ASSERT_GE(n, 1);
+		ASSERT_EQ(f[0].resource, R_CONN);
+		if (k == 0) {
+			ASSERT_EQ(f[0].diagnosis, FINDING_LONG_HOLD);
+			ASSERT_EQ(llround_(find_ev(&f[0], "open_cut_long_holds")->value), 4);
+			ASSERT_EQ(llround_(find_ev(&f[0], "cut_long_holds")->value), 4);
+			/* (4 x 67 + 4 x 268 ms) / 1.6 s of the windows' wait */
+			ASSERT_TRUE(find_ev(&f[0], "caused_wait_ns")->value > 3e9);
+		} else {
+			ASSERT_EQ(f[0].diagnosis, FINDING_CONTENTION);
+			f = find_kind(a, FINDING_LONG_HOLD, R_CONN);
+			ASSERT_NOT_NULL(f);
+			ASSERT_NULL(find_ev(f, "open_cut_long_holds"));
+			ASSERT_TRUE(find_ev(f, "caused_wait_ns")->value < 1e9);
+		}
+		analysis__free(a);
+	}
+	manifest__free(m);
+}
+
 /* consumed credit (ACQUIRE without RELEASE by design) is not a leak */
 TEST(test_credit_consumption_is_not_a_leak)
 {
