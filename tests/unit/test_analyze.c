@@ -448,6 +448,63 @@ TEST(test_windowed_leak_claims_its_old_cut_holds)
 	manifest__free(m);
 }
 
+/* An 8 s run of conn in which it waited 4 s (4000 WAITs of 1 ms), with 4
+ * windows of 400 ms (probes on 500 ms): each window's close cut one hold
+ * cut_ns old, it saw `waits` WAITs of 1 ms, and its open cut one hold
+ * whose part in it was open_ns (0: none). The window records are `size`
+ * bytes. Returns the finished analysis, NULL on an error. */
+static struct analysis *conn_windows(struct manifest *m, uint64_t cut_ns, uint64_t waits,
+				     uint64_t open_ns, size_t size)
+{
+	struct pb_desc_stats ds[N_DESC] = { 0 };
+	struct analysis *a = analysis__new(m, NULL);
+	struct pb_rec_window_stats st;
+	uint64_t t;
+	int i;
+
+	if (!a)
+		return NULL;
+	desc_events(&ds[C_ACQ], 4000, 0);
+	desc_events(&ds[C_USE], 4000, 0);
+	desc_events(&ds[C_REL], 4000, 30000);
+	if (analysis__add_snapshot(a, T0, ds, N_DESC, NULL, 0, NULL))
+		goto fail;
+	desc_events(&ds[C_WAIT], 4000, 1 * MS);
+	for (i = 0; i < 4; i++) {
+		t = T0 + (uint64_t)i * 2 * SEC + SEC;
+		window_mark(a, R_CONN, t, true);
+		window_mark(a, R_CONN, t + 400 * MS, false);
+		memset(&st, 0, sizeof(st));
+		st.hdr.type = PB_REC_WINDOW_STATS;
+		st.hdr.version = PB_EVENTS_VERSION;
+		st.hdr.size = (uint32_t)size;
+		st.hdr.ts_ns = t + 400 * MS;
+		st.resource = R_CONN;
+		st.open_ns = t;
+		st.detached_ns = t + 500 * MS;
+		st.acquires = st.releases = 1000;
+		st.cut_lives = st.cut_holders = 1;
+		st.cut_age_max_ns = st.cut_age_sum_ns = cut_ns;
+		st.cut_age_hist[bucket(cut_ns)] = 1;
+		st.waits = waits;
+		st.wait_ns = waits * MS;
+		if (open_ns) {
+			st.open_cuts = 1;
+			st.open_cut_max_ns = st.open_cut_sum_ns = open_ns;
+			st.open_cut_hist[bucket(open_ns)] = 1;
+		}
+		if (analysis__add_record(a, &st.hdr, size))
+			goto fail;
+	}
+	if (analysis__add_snapshot(a, T0 + 8 * SEC, ds, N_DESC, NULL, 0, NULL))
+		goto fail;
+	analysis__finish(a);
+	return a;
+fail:
+	analysis__free(a);
+	return NULL;
+}
+
 /* record --budget: conn's 4 windows of 400 ms each cut one 300 ms hold
  * and saw 200 ms of conn WAITs; over the 8 s run conn waited 4 s. With
  * the windows' waits (the record's appended fields), the long holds seen
@@ -460,43 +517,14 @@ TEST(test_windowed_long_holds_against_the_windows_waits)
 	struct manifest *m = load_manifest();
 	const struct finding *f;
 	size_t n;
-	int k, i;
+	int k;
 
 	for (k = 0; k < 2; k++) {
-		struct pb_desc_stats ds[N_DESC] = { 0 };
-		struct analysis *a = analysis__new(m, NULL);
-		struct pb_rec_window_stats st = { 0 };
-		size_t size = k ? PB_REC_WINDOW_STATS_MIN : sizeof(st);
-		uint64_t t;
+		struct analysis *a = conn_windows(m, 300 * MS, 200, 0,
+						  k ? PB_REC_WINDOW_STATS_MIN :
+						      sizeof(struct pb_rec_window_stats));
 
 		ASSERT_NOT_NULL(a);
-		desc_events(&ds[C_ACQ], 4000, 0);
-		desc_events(&ds[C_USE], 4000, 0);
-		desc_events(&ds[C_REL], 4000, 30000);
-		ASSERT_OK(analysis__add_snapshot(a, T0, ds, N_DESC, NULL, 0, NULL));
-		desc_events(&ds[C_WAIT], 4000, 1 * MS);
-		for (i = 0; i < 4; i++) {
-			t = T0 + (uint64_t)i * 2 * SEC + SEC;
-			window_mark(a, R_CONN, t, true);
-			window_mark(a, R_CONN, t + 400 * MS, false);
-			st.hdr.type = PB_REC_WINDOW_STATS;
-			st.hdr.version = PB_EVENTS_VERSION;
-			st.hdr.size = (uint32_t)size;
-			st.hdr.ts_ns = t + 400 * MS;
-			st.resource = R_CONN;
-			st.open_ns = t;
-			st.detached_ns = t + 500 * MS;
-			st.acquires = st.releases = 1000;
-			st.cut_lives = st.cut_holders = 1;
-			st.cut_age_max_ns = st.cut_age_sum_ns = 300 * MS;
-			memset(st.cut_age_hist, 0, sizeof(st.cut_age_hist));
-			st.cut_age_hist[bucket(300 * MS)] = 1;
-			st.waits = 200;
-			st.wait_ns = 200 * MS;
-			ASSERT_OK(analysis__add_record(a, &st.hdr, size));
-		}
-		ASSERT_OK(analysis__add_snapshot(a, T0 + 8 * SEC, ds, N_DESC, NULL, 0, NULL));
-		analysis__finish(a);
 		f = analysis__findings(a, &n);
 		if (!n)
 			dump(a);
@@ -518,58 +546,26 @@ TEST(test_windowed_long_holds_against_the_windows_waits)
 	manifest__free(m);
 }
 
-/* record --budget: each of conn's 4 windows (400 ms, probes on 500 ms)
- * saw 400 ms of conn WAITs, its close cut a hold only 70 ms old, and its
- * open cut a 300 ms hold (acquired before the open, released 300 ms
- * after it). Counted at both edges, the long holds inside the windows
- * explain most of their wait and rank first; from a record without the
- * open cuts (PB_REC_WINDOW_STATS_WAITS bytes) only the closes' 70 ms
- * holds are seen, and the same wait reads as contention. */
+/* record --budget: each of conn's 4 windows saw 400 ms of conn WAITs, its
+ * close cut a hold only 70 ms old, and its open cut a 300 ms hold
+ * (acquired before the open, released 300 ms after it). Counted at both
+ * edges, the long holds inside the windows explain most of their wait
+ * and rank first; from a record without the open cuts
+ * (PB_REC_WINDOW_STATS_WAITS bytes) only the closes' 70 ms holds are
+ * seen, and the same wait reads as contention. */
 TEST(test_windowed_long_holds_cut_by_the_open)
 {
 	struct manifest *m = load_manifest();
 	const struct finding *f;
 	size_t n;
-	int k, i;
+	int k;
 
 	for (k = 0; k < 2; k++) {
-		struct pb_desc_stats ds[N_DESC] = { 0 };
-		struct analysis *a = analysis__new(m, NULL);
-		struct pb_rec_window_stats st = { 0 };
-		size_t size = k ? PB_REC_WINDOW_STATS_WAITS : sizeof(st);
-		uint64_t t;
+		struct analysis *a = conn_windows(m, 70 * MS, 400, 300 * MS,
+						  k ? PB_REC_WINDOW_STATS_WAITS :
+						      sizeof(struct pb_rec_window_stats));
 
 		ASSERT_NOT_NULL(a);
-		desc_events(&ds[C_ACQ], 4000, 0);
-		desc_events(&ds[C_USE], 4000, 0);
-		desc_events(&ds[C_REL], 4000, 30000);
-		ASSERT_OK(analysis__add_snapshot(a, T0, ds, N_DESC, NULL, 0, NULL));
-		desc_events(&ds[C_WAIT], 4000, 1 * MS);
-		for (i = 0; i < 4; i++) {
-			t = T0 + (uint64_t)i * 2 * SEC + SEC;
-			window_mark(a, R_CONN, t, true);
-			window_mark(a, R_CONN, t + 400 * MS, false);
-			memset(&st, 0, sizeof(st));
-			st.hdr.type = PB_REC_WINDOW_STATS;
-			st.hdr.version = PB_EVENTS_VERSION;
-			st.hdr.size = (uint32_t)size;
-			st.hdr.ts_ns = t + 400 * MS;
-			st.resource = R_CONN;
-			st.open_ns = t;
-			st.detached_ns = t + 500 * MS;
-			st.acquires = st.releases = 1000;
-			st.cut_lives = st.cut_holders = 1;
-			st.cut_age_max_ns = st.cut_age_sum_ns = 70 * MS;
-			st.cut_age_hist[bucket(70 * MS)] = 1;
-			st.waits = 400;
-			st.wait_ns = 400 * MS;
-			st.open_cuts = 1;
-			st.open_cut_max_ns = st.open_cut_sum_ns = 300 * MS;
-			st.open_cut_hist[bucket(300 * MS)] = 1;
-			ASSERT_OK(analysis__add_record(a, &st.hdr, size));
-		}
-		ASSERT_OK(analysis__add_snapshot(a, T0 + 8 * SEC, ds, N_DESC, NULL, 0, NULL));
-		analysis__finish(a);
 		f = analysis__findings(a, &n);
 		if (!n)
 			dump(a);
