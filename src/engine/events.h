@@ -375,7 +375,9 @@ struct pb_engine_stats {
 				 * (PB_VIOL_FX_MOVED) */
 	__u64 window_unjudged;	/* USE/RELEASE not active on a windowed resource
 				 * (record --budget) whose ACQUIRE never came
-				 * (tombstone expired): unknown, not a violation */
+				 * (tombstone expired), and its expectations a
+				 * window edge may have cut (invariants.bpf.h
+				 * expect_edge_cut): unknown, not violations */
 	/* appended to 6 without a bump (a shorter reader ignores them):
 	 * the effects gate (engine__set_effects), filled by user space */
 	__u64 fx_gate_toggles;	/* gate changes (on->off and off->on) */

@@ -92,8 +92,35 @@ static __always_inline void violation(const struct pb_descriptor *d, const struc
 		    gen, new_gen, owner, true, 0);
 }
 
+/* res_lost: PB_LOST_FULL (an identity was lost: map full) and/or
+ * PB_LOST_WINDOW (record --budget windows the resource: user space sets it
+ * and forgets the resource's instances at each detach). 0 = judged. */
+static __always_inline __u64 res_lost_identity(__u32 res)
+{
+	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
+
+	return l ? *l : 0;
+}
+
+/* record --budget: could a window edge have hidden the event an
+ * expectation set at armed_ts waited for? Yes unless the resource's window
+ * is open and was open when it was armed: an expectation armed while the
+ * window's probes were still attaching, or missed while they detach (a
+ * close detaches them in parallel: a USE probe may go before the RELEASE
+ * that ends the lifetime), is unknown. */
+static __always_inline bool expect_edge_cut(__u32 res, __u64 armed_ts)
+{
+	__u64 *open;
+
+	if (!(res_lost_identity(res) & PB_LOST_WINDOW))
+		return false;
+	open = bpf_map_lookup_elem(&win_open, &res);
+	return !open || !*open || armed_ts < *open;
+}
+
 /* An expectation missed (docs/validation.md, invariant 4): charge it to the
- * descriptor that set it, once (the caller claimed expect_desc). */
+ * descriptor that set it, once (the caller claimed expect_desc); one a
+ * window edge may have cut is counted window_unjudged instead. */
 static __always_inline void charge_expect(__u32 edi, const struct pb_descriptor *e,
 					  const struct inst_state *st, const struct ev_ctx *c,
 					  __u64 instance, __u64 waited)
@@ -102,6 +129,13 @@ static __always_inline void charge_expect(__u32 edi, const struct pb_descriptor 
 
 	if (!ds)
 		return;
+	if (expect_edge_cut(e->resource, st->expect_ts)) {
+		struct pb_engine_stats *es = estats();
+
+		if (es)
+			es->window_unjudged++;
+		return;
+	}
 	__sync_fetch_and_add(&ds->violations[PB_INV_EXPECT_TIMEOUT], 1);
 	viol_sample(edi, e->resource, e->kind, PB_INV_EXPECT_TIMEOUT, c, st->expect_tid, instance,
 		    st->generation, waited, st->owner_tid, false, 0);
@@ -169,16 +203,6 @@ static __always_inline void cap_add(const struct pb_descriptor *d, const struct 
 	if (delta > 0 && after > (__s64)d->capacity)
 		violation(d, c, ds, PB_INV_OVER_CAPACITY, instance, gen, (__u64)after,
 			  (__u32)c->pid_tgid);
-}
-
-/* res_lost: PB_LOST_FULL (an identity was lost: map full) and/or
- * PB_LOST_WINDOW (record --budget windows the resource: user space sets it
- * and forgets the resource's instances at each detach). 0 = judged. */
-static __always_inline __u64 res_lost_identity(__u32 res)
-{
-	__u64 *l = bpf_map_lookup_elem(&res_lost, &res);
-
-	return l ? *l : 0;
 }
 
 /* A tombstone's counters once an ACQUIRE or the expiry consumed it

@@ -292,8 +292,8 @@ void recorder__summary_print(const struct recorder *r, FILE *out)
 	if (r->gov) {
 		governor__report_print(r->gov, out);
 		if (res->engine.window_unjudged)
-			fprintf(out, "  %llu USE/RELEASE whose ACQUIRE may have fallen between "
-				"windows: unknown, not violations\n",
+			fprintf(out, "  %llu USE/RELEASE whose ACQUIRE, or expectations whose next "
+				"event, may have fallen between windows: unknown, not violations\n",
 				(unsigned long long)res->engine.window_unjudged);
 	}
 }

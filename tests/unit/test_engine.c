@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <jansson.h>
+#include "common/clock.h"
 #include "contract/manifest.h"
 #include "contract/plan.h"
 #include "elf/elf_image.h"
@@ -65,6 +66,14 @@ static void run__free(struct run *r)
 	json_decref(r->summary);
 	free(r->recs.res);
 }
+
+/* record --budget's window state, set on one resource (by name) after the
+ * engine attaches and before the target runs: windowed (PB_LOST_WINDOW),
+ * and with a window open since then when `open` (run_engine) */
+static struct {
+	const char *res;
+	bool open;
+} run_window;
 
 /* Fork a child held on a pipe, attach the engine to its pid, let it exec
  * `bin args`, drain records until it exits, then snapshot. */
@@ -125,6 +134,16 @@ static int run_engine(struct run *r, const char *manifest_path, const char *bin,
 		close(go[1]);
 		close(out[0]);
 		return err;
+	}
+	if (run_window.res) {
+		int ri = manifest__find_resource(r->m, run_window.res);
+
+		if (ri < 0 || engine__window_resource(r->e, (uint32_t)ri) ||
+		    (run_window.open && engine__window_opened(r->e, (uint32_t)ri, pb_mono_ns()))) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return -EINVAL;
+		}
 	}
 	if (write(go[1], "g", 1) != 1)
 		return -EIO;
@@ -490,6 +509,51 @@ TEST(engine_expect_timeout_and_over_capacity_are_exact)
 	ASSERT_U64_EQ(viol(&r, "q_push", PB_INV_OVER_CAPACITY), events(&r, "q_push"));
 	ASSERT_EQ(viol(&r, "q_done", PB_INV_OVER_CAPACITY), 0);
 	ASSERT_EQ(viol(&r, "obj_get", PB_INV_OVER_CAPACITY), 0);
+	run__free(&r);
+}
+
+/* record --budget: an expectation a window edge may have cut is unknown
+ * (window_unjudged), never invariant 4; one armed and missed inside an
+ * open window is judged. The LATE_CLOSE build misses every lease's 50 ms
+ * bound: with fixture.lease windowed and no window open (a close is
+ * detaching its probes, or the next window's are still attaching) none is
+ * charged and each is counted unjudged; with a window open all along,
+ * each is charged as without windows. (cli.budget's rare "expect_timeout
+ * of slot_push 16.7 ms from a window edge": a close detaches the USE
+ * probe before the RELEASE that ends the lifetime.) */
+TEST(engine_expectations_cut_by_a_window_edge_are_unknown)
+{
+	struct run r;
+	uint64_t n;
+	int err;
+
+	REQUIRE_BPF();
+	run_window.res = "fixture.lease";
+	run_window.open = false;
+	err = run_mutant(&r, "LATE_CLOSE");
+	run_window.res = NULL;
+	ASSERT_OK(err);
+	n = events(&r, "lease_open");
+	fprintf(stderr, "  no window open: %llu leases, %llu expect_timeout, %llu unjudged\n",
+		(unsigned long long)n, (unsigned long long)viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT),
+		(unsigned long long)r.snap.engine.window_unjudged);
+	ASSERT_GT(n, 100);
+	ASSERT_EQ(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT), 0);
+	ASSERT_U64_EQ(r.snap.engine.window_unjudged, n);
+	run__free(&r);
+
+	run_window.res = "fixture.lease";
+	run_window.open = true;
+	err = run_mutant(&r, "LATE_CLOSE");
+	run_window.res = NULL;
+	ASSERT_OK(err);
+	n = events(&r, "lease_open");
+	fprintf(stderr, "  window open: %llu leases, %llu expect_timeout, %llu unjudged\n",
+		(unsigned long long)n, (unsigned long long)viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT),
+		(unsigned long long)r.snap.engine.window_unjudged);
+	ASSERT_GT(n, 100);
+	ASSERT_U64_EQ(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT), n);
+	ASSERT_EQ(r.snap.engine.window_unjudged, 0);
 	run__free(&r);
 }
 
