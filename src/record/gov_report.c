@@ -546,6 +546,9 @@ json_t *governor__report_json(const struct governor *g)
 		json_object_set_new(o, "windows_extended", json_integer((json_int_t)g->n_ext));
 		json_object_set_new(o, "extended_window_ms", g->n_ext ?
 				    json_real((double)g->ext_last_ns / 1e6) : json_null());
+		json_object_set_new(o, "warmup_cost_ms", json_real(g->warm_cost_ns / 1e6));
+		json_object_set_new(o, "estimate_over_budget",
+				    json_boolean((cpu >= 0 ? cpu : wall) > g->o.budget));
 	} else {
 		json_decref(ref);
 	}
@@ -597,6 +600,11 @@ void governor__report_print(const struct governor *g, FILE *out)
 	if (g->over_budget)
 		fprintf(out, "  OVER BUDGET: the always-on sites alone cost more than %.3g%% "
 			"(they are never detached; see the trace notes)\n", g->o.budget * 100);
+	else if ((cpu >= 0 ? cpu : wall) > g->o.budget)
+		fprintf(out, "  the estimate ended above the budget: the warm-up (every probe "
+			"on) cost %.3g ms and the closes %.3g ms at the probes' full rate, more than "
+			"this run lasted to pay back (a longer run amortizes them; docs/record.md)\n",
+			g->warm_cost_ns / 1e6, g->close_cost_total_ns / 1e6);
 	gov_meter_print(g, out);
 	for (i = 0; i < g->n_groups; i++) {
 		const struct gov_group *gr = &g->groups[i];

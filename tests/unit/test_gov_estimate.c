@@ -59,25 +59,39 @@ static bool near(double a, double b)
 	return a - b < 0.5 && b - a < 0.5;
 }
 
-TEST(test_estimate_warmup_apart_one_window_unknown_two_t_interval)
+/* a governor at --budget 2 % over the two-descriptor manifest, each hit
+ * priced 1000 ns; *m is the caller's to free. The plan is static: the
+ * governor keeps pointing at it (one governor at a time). */
+static struct governor *gov_2pct(struct manifest **m)
 {
 	struct diags *d = diags__new();
-	struct manifest *m = NULL;
-	struct plan_descriptor pd[2] = { { .event = 0, .status = PLAN_DESC_OK, .n_sites = 1 },
-					 { .event = 1, .status = PLAN_DESC_OK, .n_sites = 1 } };
-	struct plan p = { 0 };
-	double cost[2] = { 1000, 1000 };
+	static struct plan_descriptor pd[2] = {
+		{ .event = 0, .status = PLAN_DESC_OK, .n_sites = 1 },
+		{ .event = 1, .status = PLAN_DESC_OK, .n_sites = 1 } };
+	static struct plan p;
+	static double cost[2] = { 1000, 1000 };
 	struct gov_cost_source src = { .ns_per_hit = cost, .n = 2, .origin = "test" };
 	struct gov_opts o = { .budget = 0.02 };
-	struct governor *g;
-	json_t *e;
+	int err;
 
-	ASSERT_OK(manifest__parse("t.yaml", manifest_yaml, strlen(manifest_yaml), &m, d));
+	*m = NULL;
+	err = manifest__parse("t.yaml", manifest_yaml, strlen(manifest_yaml), m, d);
 	diags__free(d);
-	p.manifest = m;
+	if (err)
+		return NULL;
+	memset(&p, 0, sizeof(p));
+	p.manifest = *m;
 	p.descriptors = pd;
 	p.n_descriptors = 2;
-	g = governor__new(&p, &src, &o);
+	return governor__new(&p, &src, &o);
+}
+
+TEST(test_estimate_warmup_apart_one_window_unknown_two_t_interval)
+{
+	struct manifest *m;
+	struct governor *g = gov_2pct(&m);
+	json_t *e;
+
 	ASSERT_NOT_NULL(g);
 	ASSERT_EQ((long long)g->n_groups, 1);
 	g->groups[0].windowed = true;
@@ -111,6 +125,51 @@ TEST(test_estimate_warmup_apart_one_window_unknown_two_t_interval)
 	ASSERT_TRUE(near(num(e, "acquires_per_s_low95"), 0));
 	ASSERT_TRUE(near(num(e, "warmup_acquires_per_s"), 1000));
 	json_decref(e);
+	governor__free(g);
+	manifest__free(m);
+}
+
+/* A run too short to pay back its start: the whole-run estimate (warm-up
+ * and closes at the probes' full rate, over the target's CPU time net of
+ * them) ends above the budget, and the report says so (JSON
+ * estimate_over_budget, warmup_cost_ms; a line in the text summary)
+ * rather than only printing a figure above it. */
+TEST(test_estimate_above_the_budget_is_said)
+{
+	struct manifest *m;
+	struct governor *g = gov_2pct(&m);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	json_t *r;
+
+	ASSERT_NOT_NULL(g);
+	g->start_ns = 1;
+	g->end_ns = 1 + 10 * S;
+	g->cpu_known = true;
+	g->cpu_start = 0;
+	g->cpu_end = 10 * S;		/* 10 CPU-s */
+	g->warm_cost_ns = 0.1 * S;	/* 0.1 / 9.9: 1.01 % */
+	r = governor__report_json(g);
+	ASSERT_NOT_NULL(r);
+	ASSERT_TRUE(json_is_false(json_object_get(r, "estimate_over_budget")));
+	ASSERT_TRUE(near(num(r, "warmup_cost_ms"), 100));
+	json_decref(r);
+	g->warm_cost_ns = 0.2 * S;	/* + 0.1 s of closes: 0.3 / 9.7 = 3.1 % */
+	g->gov_cost_ns = 0.1 * S;
+	g->close_cost_total_ns = 0.1 * S;
+	r = governor__report_json(g);
+	ASSERT_NOT_NULL(r);
+	ASSERT_TRUE(json_is_true(json_object_get(r, "estimate_over_budget")));
+	ASSERT_TRUE(near(num(r, "estimated_overhead_cpu") * 1000, 30.9));
+	json_decref(r);
+	f = open_memstream(&text, &len);
+	ASSERT_NOT_NULL(f);
+	governor__report_print(g, f);
+	fclose(f);
+	ASSERT_NOT_NULL(strstr(text, "the estimate ended above the budget: the warm-up (every "
+				     "probe on) cost 200 ms and the closes 100 ms"));
+	free(text);
 	governor__free(g);
 	manifest__free(m);
 }
