@@ -521,36 +521,40 @@ TEST(engine_expect_timeout_and_over_capacity_are_exact)
  * each is charged as without windows. (cli.budget's rare "expect_timeout
  * of slot_push 16.7 ms from a window edge": a close detaches the USE
  * probe before the RELEASE that ends the lifetime.) */
+/* the LATE_CLOSE build with fixture.lease windowed, a window open all
+ * along or none; 0 or -errno */
+static int late_close_windowed(struct run *r, bool open)
+{
+	int err;
+
+	run_window.res = "fixture.lease";
+	run_window.open = open;
+	err = run_mutant(r, "LATE_CLOSE");
+	run_window.res = NULL;
+	if (!err)
+		fprintf(stderr, "  %s: %llu leases, %llu expect_timeout, %llu unjudged\n",
+			open ? "window open" : "no window open",
+			(unsigned long long)events(r, "lease_open"),
+			(unsigned long long)viol(r, "lease_open", PB_INV_EXPECT_TIMEOUT),
+			(unsigned long long)r->snap.engine.window_unjudged);
+	return err;
+}
+
 TEST(engine_expectations_cut_by_a_window_edge_are_unknown)
 {
 	struct run r;
 	uint64_t n;
-	int err;
 
 	REQUIRE_BPF();
-	run_window.res = "fixture.lease";
-	run_window.open = false;
-	err = run_mutant(&r, "LATE_CLOSE");
-	run_window.res = NULL;
-	ASSERT_OK(err);
+	ASSERT_OK(late_close_windowed(&r, false));
 	n = events(&r, "lease_open");
-	fprintf(stderr, "  no window open: %llu leases, %llu expect_timeout, %llu unjudged\n",
-		(unsigned long long)n, (unsigned long long)viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT),
-		(unsigned long long)r.snap.engine.window_unjudged);
 	ASSERT_GT(n, 100);
 	ASSERT_EQ(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT), 0);
 	ASSERT_U64_EQ(r.snap.engine.window_unjudged, n);
 	run__free(&r);
 
-	run_window.res = "fixture.lease";
-	run_window.open = true;
-	err = run_mutant(&r, "LATE_CLOSE");
-	run_window.res = NULL;
-	ASSERT_OK(err);
+	ASSERT_OK(late_close_windowed(&r, true));
 	n = events(&r, "lease_open");
-	fprintf(stderr, "  window open: %llu leases, %llu expect_timeout, %llu unjudged\n",
-		(unsigned long long)n, (unsigned long long)viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT),
-		(unsigned long long)r.snap.engine.window_unjudged);
 	ASSERT_GT(n, 100);
 	ASSERT_U64_EQ(viol(&r, "lease_open", PB_INV_EXPECT_TIMEOUT), n);
 	ASSERT_EQ(r.snap.engine.window_unjudged, 0);
