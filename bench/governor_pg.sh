@@ -42,14 +42,7 @@ LOOKUPS=${GOV_PG_LOOKUPS:-1000000}
 IDLE_S=${GOV_PG_IDLE_S:-0}
 case $WORKLOAD in pgbench | loop) ;; *) echo "GOV_PG_WORKLOAD: pgbench or loop, not $WORKLOAD" >&2; exit 2 ;; esac
 say() { printf 'bench/governor_pg: %s\n' "$*" >&2; }
-[ "$(id -u)" -eq 0 ] || { say "needs root (BPF)"; exit 1; }
-for x in "$PG_BIN/postgres" "$PG_BIN/pgbench" "$P"; do
-	[ -x "$x" ] || { say "missing $x"; exit 1; }
-done
-real_session postgres
-pg_start "$W" "$PORT"
-PM=$PG_PID
-pg_bench "$W" "$PORT" -i -s "$SCALE" -q >"$W/init.log" 2>&1
+pg_bench_cluster bench/governor_pg -s "$SCALE"
 load0=$(cut -d' ' -f1 /proc/loadavg)
 
 

@@ -26,14 +26,7 @@ RUNS=${GOV_PG_RANK_RUNS:-20}
 CLEAN=${GOV_PG_CLEAN_RUNS:-1}
 HOLD=${GOV_PG_HOLD:-3}
 say() { printf 'bench/governor_pg_rank: %s\n' "$*" >&2; }
-[ "$(id -u)" -eq 0 ] || { say "needs root (BPF)"; exit 1; }
-for x in "$PG_BIN/postgres" "$PG_BIN/pgbench" "$P"; do
-	[ -x "$x" ] || { say "missing $x"; exit 1; }
-done
-real_session postgres
-pg_start "$W" "$PORT"
-PM=$PG_PID
-pg_bench "$W" "$PORT" -i -s 1 -I dtgp -q >"$W/init.log" 2>&1
+pg_bench_cluster bench/governor_pg_rank -s 1 -I dtgp
 cat >"$W/adv.sql" <<'EOF'
 SELECT pg_advisory_lock(42);
 SELECT pg_advisory_unlock(42);

@@ -176,6 +176,23 @@ pg_wait_backends() {
 	return 1
 }
 
+# pg_bench_cluster WHO INIT_ARGS...: the set-up of a bench on a throwaway
+# cluster: root, PostgreSQL 15, pgbench and $P present (else a message
+# "WHO: ..." and exit 1), real_session postgres (W, PORT, the cleanup
+# trap), a cluster started (PM = its postmaster), then pgbench -i
+# INIT_ARGS -q into $W/init.log.
+pg_bench_cluster() {
+	who=$1; shift
+	[ "$(id -u)" -eq 0 ] || { printf '%s: needs root (BPF)\n' "$who" >&2; exit 1; }
+	for x in "$PG_BIN/postgres" "$PG_BIN/pgbench" "$P"; do
+		[ -x "$x" ] || { printf '%s: missing %s\n' "$who" "$x" >&2; exit 1; }
+	done
+	real_session postgres
+	pg_start "$W" "$PORT"
+	PM=$PG_PID
+	pg_bench "$W" "$PORT" -i "$@" -q >"$W/init.log" 2>&1
+}
+
 # pg_session DIR PORT FD NAME: a psql session (application_name NAME)
 # that reads SQL from file descriptor FD (write to it with pg_send), so
 # its backend exists, idle, before the tracers attach and works only when
