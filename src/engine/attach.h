@@ -10,6 +10,7 @@
 #define PROBITY_ATTACH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include "contract/plan.h"
@@ -38,6 +39,13 @@ size_t attacher__n_links(const struct attacher *a);
  * descriptor desc; *changed = links changed. A detach returns once no
  * probe of the link runs. 0 or -errno (-EOPNOTSUPP without split). */
 int attacher__set_desc(struct attacher *a, int desc, bool on, size_t *changed);
+/* opts.split only: detach every link of descs[0..n_descs) at once, entry
+ * and return links alike, each by its own thread; returns once no probe
+ * of them runs. A call whose entry fired and whose return did not leaves
+ * an argument stash: the caller drops them (engine__detach_descs).
+ * *changed = links detached. 0 or -errno. */
+int attacher__detach_descs(struct attacher *a, const uint32_t *descs, size_t n_descs,
+			   size_t *changed);
 void attacher__free(struct attacher *a);
 
 #endif

@@ -735,6 +735,21 @@ int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed)
 	return err;
 }
 
+int engine__detach_descs(struct engine *e, const uint32_t *descs, size_t n, size_t *changed)
+{
+	int err;
+
+	if (!e)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (descs[i] >= e->n_desc)
+			return -EINVAL;
+	err = attacher__detach_descs(e->attacher, descs, n, changed);
+	for (size_t i = 0; i < n && !err; i++)
+		drop_stashes(e, descs[i]);
+	return err;
+}
+
 size_t engine__n_links(const struct engine *e)
 {
 	return e ? attacher__n_links(e->attacher) : 0;

@@ -119,6 +119,10 @@ int engine__open_cuts(struct engine *e, uint32_t res, struct pb_rec_window_stats
 /* record --budget (opts.split_links): detach (on = false) or re-attach
  * the probes of one descriptor; *changed = kernel links changed. */
 int engine__set_desc(struct engine *e, uint32_t desc, bool on, size_t *changed);
+/* record --budget: detach the probes of descs[0..n) at once (every link
+ * by its own thread: one grace period for all, not one per link), then
+ * drop their argument stashes; *changed = links detached. 0 or -errno. */
+int engine__detach_descs(struct engine *e, const uint32_t *descs, size_t n, size_t *changed);
 /* Pause (or resume) descriptor desc while it stays attached: its probes
  * still trap and count a hit, but no event is decoded or judged. A close
  * pauses a window's ACQUIREs before detaching its links in parallel, so no

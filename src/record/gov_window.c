@@ -7,7 +7,6 @@
  * in a window and a close's cost. The schedule that decides when is
  * governor.c; docs/record.md "OVERHEAD BUDGET". */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "record/governor_int.h"
@@ -22,54 +21,6 @@ size_t gov_movable(const struct governor *g, const struct gov_group *gr)
 	for (k = 0; k < gr->n_desc; k++)
 		n += !g->pin[gr->descs[k]];
 	return n;
-}
-
-/* A close's detaches, one descriptor per worker: each link's destroy
- * removes its breakpoints at once but then waits for the probes running
- * on it (an RCU-tasks grace period, 50-170 ms here), so destroying a
- * group's descriptors one after another left the last one's probes firing,
- * at full cost, through the others' waits (a 300 ms close of the demo's
- * pool cost 110-150 ms of probe time; in parallel, ~1 ms). */
-#define GOV_DETACH_WORKERS	16
-
-struct gov_detach {
-	struct engine *e;
-	const uint32_t *descs;
-	size_t n, next;
-	int err;
-};
-
-static void *detach_worker(void *arg)
-{
-	struct gov_detach *d = arg;
-	size_t i, changed;
-	int err;
-
-	while ((i = __atomic_fetch_add(&d->next, 1, __ATOMIC_RELAXED)) < d->n) {
-		err = engine__set_desc(d->e, d->descs[i], false, &changed);
-		if (err)
-			__atomic_store_n(&d->err, err, __ATOMIC_RELAXED);
-	}
-	return NULL;
-}
-
-/* detach descs[0..n) in parallel; 0 or the last -errno */
-static int detach_parallel(struct engine *e, const uint32_t *descs, size_t n)
-{
-	struct gov_detach d = { .e = e, .descs = descs, .n = n };
-	pthread_t th[GOV_DETACH_WORKERS];
-	size_t k, started = 0;
-
-	for (k = 0; k + 1 < n && k < GOV_DETACH_WORKERS; k++) {
-		if (pthread_create(&th[started], NULL, detach_worker, &d))
-			break;
-		started++;
-	}
-	detach_worker(&d);	/* this thread works too, and finishes alone
-				 * if no worker could start */
-	for (k = 0; k < started; k++)
-		pthread_join(th[k], NULL);
-	return d.err;
 }
 
 void gov_window_mark(struct governor *g, struct gov_group *gr, bool on, uint64_t ts,
@@ -203,7 +154,14 @@ int gov_close_groups(struct governor *g, struct engine *e, uint64_t ts)
 		if (engine__forget_resource(e, gr->res, NULL) && !err)
 			err = -EIO;
 	}
-	err2 = detach_parallel(e, descs, n);
+	/* every link at once (engine__detach_descs): each link's destroy
+	 * removes its breakpoints at once, then waits for the probes running
+	 * on it (an RCU-tasks grace period, 50-170 ms here); one after
+	 * another, the last ones fired at full cost through the others'
+	 * waits (the demo's pool: 110-150 ms of probe time in a 300 ms close;
+	 * PostgreSQL's LWLocks, one descriptor per worker, its return link
+	 * after its entry link: 40-115 ms) */
+	err2 = engine__detach_descs(e, descs, n, NULL);
 	if (err2 && !err)
 		err = err2;
 	for (i = 0; i < n; i++)

@@ -19,9 +19,13 @@
 #define DEF_MIN_WINDOW_NS	20000000ull
 #define GOV_WARM_TICK_NS	10000000ull	/* the warm-up is checked every 10 ms */
 #define GOV_WARM_HORIZON_S	0.25	/* it may spend the budget of 250 ms */
-#define GOV_RECHECK_NS		100000000ull	/* overspending checked after 100 ms */
+/* overspending re-plans at most every 10 ms (a load starting after the
+ * warm-up runs every probe at full rate until then: at 100 ms, 1 % of a
+ * 12 s PostgreSQL run), so the governor ticks that often (next_ms);
+ * the CPU time is read for it every 100 ms */
+#define GOV_RECHECK_NS		10000000ull
+#define GOV_CPU_RECHECK_NS	100000000ull
 #define GOV_SLACK_S		0.1	/* ... by more than the budget of 100 ms */
-
 
 /* every probed descriptor of a resource in one group (its WAITs too: a
  * WAIT that does not fit the budget is windowed with its resource) */
@@ -605,8 +609,7 @@ static bool warmup_done(const struct governor *g, uint64_t now)
 	return g->warm_cost_ns >= allowed;
 }
 
-/* The always-on set overspends (its rates rose since the last decision):
- * re-plan now rather than at the next cycle. */
+/* The always-on set overspends (its rates rose since the last plan). */
 static bool overspent(const struct governor *g, uint64_t now)
 {
 	double secs = (double)(now - g->dec_ns) / NS_PER_S, cost = 0;
@@ -619,8 +622,7 @@ static bool overspent(const struct governor *g, uint64_t now)
 }
 
 /* The open window costs more than planned (rates measured on a short or
- * unrepresentative stretch, such as a program's start): it closes now
- * rather than at its planned end. */
+ * unrepresentative stretch, a program's start): it closes now. */
 static bool window_overspent(const struct governor *g, uint64_t now)
 {
 	double cost = 0, planned;
@@ -733,18 +735,16 @@ int governor__tick(struct governor *g, struct engine *e, uint64_t now, uint64_t 
 
 int governor__next_ms(const struct governor *g, uint64_t now, int cap)
 {
-	uint64_t left;
-
-	uint64_t next;
+	uint64_t left, next;
 
 	if (!g || g->next_ns == UINT64_MAX)
 		return cap;
 	next = g->next_ns;
 	if (g->decided && !gov_any_open(g) && g->dec_ns + g->o.period_ns < next)
 		next = g->dec_ns + g->o.period_ns;	/* the next re-plan */
-	if (next <= now)
-		return 0;
-	left = (next - now + 999999) / 1000000;
+	if (g->phase == GOV_GOVERNED && now + GOV_RECHECK_NS < next)
+		next = now + GOV_RECHECK_NS;
+	left = next > now ? (next - now + 999999) / 1000000 : 0;
 	return left < (uint64_t)cap ? (int)left : cap;
 }
 
@@ -752,7 +752,7 @@ bool governor__wants_cpu(const struct governor *g, uint64_t now)
 {
 	/* the warm-up, a due boundary, a re-plan (also an early one) */
 	return g && (g->phase == GOV_WARMUP || now >= g->next_ns ||
-		     now - g->dec_ns >= GOV_RECHECK_NS);
+		     now - g->dec_ns >= GOV_CPU_RECHECK_NS);
 }
 
 void governor__finish(struct governor *g, struct engine *e, uint64_t now, uint64_t cpu_ns,
