@@ -22,7 +22,7 @@
 # covered it, and the interval with the slowdown correction's range) ->
 # the "estimates_vs_exact" key of the same file, the rest kept.
 # BENCH_MACHINE_NOTE=TEXT describes the machine in the JSON (default: a
-# shared VM). The VM is shared (2 cores, ~6 engineers): read ratios within one round,
+# small VM whose other load is unknown): read ratios within one round,
 # with the load average recorded below; the noise band is the spread of
 # the alone runs across rounds.
 set -eu
@@ -157,7 +157,7 @@ out = {
         'git_worktree_dirty': bool(sh('git status --porcelain --untracked-files=no')),
         'loadavg_1min_before_after': [float(load0), float(load1)],
         'note': os.environ.get('BENCH_MACHINE_NOTE') or
-                'shared, noisy VM (2 cores, ~6 engineers building and testing): compare ratios within one round',
+                'a small VM, other load unknown (see loadavg_1min_before_after): compare ratios within one round',
     },
     'method': 'probity-demo --duration %g --clients 4, its own requests/s; per round, interleaved: alone, record (no budget), record --budget 1%%, 2%%, 5%%; measured overhead = 1 - throughput / the same round alone; the estimate is the governor\'s over the whole run (calibrated costs x hits), as a fraction of the target CPU time net of the probes; estimate_vs_exact: windowed acquires/s estimate vs the demo\'s own count in the same run' % secs,
     'rounds': rounds,
@@ -177,9 +177,10 @@ try:
     old = json.load(open(path))
 except (OSError, ValueError):
     old = {}
-for k in ('ranking', 'postgresql', 'estimates_vs_exact'):
-    if k in old:
-        out[k] = old[k]
+# every other section (the other benches', older results) is kept
+for k, v in old.items():
+    if k not in out:
+        out[k] = v
 json.dump(out, open(path, 'w'), indent=2)
 print(json.dumps(out['summary'], indent=1))
 PY

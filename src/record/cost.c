@@ -85,13 +85,21 @@ void recorder_cost_sample(struct recorder *r)
 
 int recorder_cost_start(struct recorder *r)
 {
-	int err = 0;
-
 	/* the probes count from attach on: so do wall and CPU time (a held
 	 * child has not run yet: 0 is its true start) */
 	r->cost_t0 = pb_mono_ns();
 	r->cost_cpu_known = target_cpu(r, &r->cost_cpu0) || r->child;
 	r->cost_cpu_last = r->cost_cpu0;
+	return recorder_cost_calibrate(r);
+}
+
+int recorder_cost_calibrate(struct recorder *r)
+{
+	int err = 0;
+
+	if (r->calibrated)
+		return 0;
+	r->calibrated = true;
 	if (r->o.no_calibrate)
 		calib__defaults(&r->calib);
 	else

@@ -605,6 +605,11 @@ int recorder__run(struct recorder *r)
 	err = spawn_child(r);
 	if (err)
 		goto out;
+	/* under --budget the self-test (~0.3 s) runs before the probes
+	 * attach: after, a running target (--pid, --all) paid it with every
+	 * probe on, before the governor's first tick */
+	if (r->o.budget > 0)
+		recorder_cost_calibrate(r);
 	err = load_engine(r);
 	if (!err)	/* after attaching: a --pid target may not wait for it */
 		err = recorder_cost_start(r);

@@ -64,6 +64,7 @@ struct recorder {
 	uint64_t cost_cpu0;		/* the target's CPU time at attach */
 	uint64_t cost_cpu_last;		/* at the last snapshot it could be read */
 	bool cost_cpu_known;
+	bool calibrated;		/* recorder_cost_calibrate ran */
 	struct trace_cost_desc *cost_desc;	/* res.cost.desc */
 };
 
@@ -94,7 +95,10 @@ void recorder_budget_finish(struct recorder *r);
 void recorder_budget_free(struct recorder *r);
 /* cost.c */
 /* Calibrate (or load the calibration file, or take the defaults under
- * no_calibrate). Always 0: a failed calibration is a warning. */
+ * no_calibrate), once. Always 0: a failed calibration is a warning. */
+int recorder_cost_calibrate(struct recorder *r);
+/* At attach: the cost model's wall and CPU start; calibrates unless
+ * recorder_cost_calibrate ran. Always 0. */
 int recorder_cost_start(struct recorder *r);
 /* Write a TRACE_CHUNK_COST: the calibration (start), or with the estimates
  * from the last snapshot into r->res.cost (final). 0 or -errno. */
