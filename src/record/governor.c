@@ -595,18 +595,19 @@ static int attach_unwindowed(struct governor *g, struct engine *e, gov_emit_fn e
  * of the target's CPU time (at least one shortest window). */
 static bool warmup_done(const struct governor *g, uint64_t now)
 {
-	double secs = (double)(now - g->start_ns) / NS_PER_S, cpu_rate, allowed;
+	double secs = (double)(now - g->start_ns) / NS_PER_S, cpu_rate;
 
 	if (now - g->start_ns >= g->o.warmup_ns)
 		return true;
 	if (now - g->start_ns < g->o.min_window_ns || secs <= 0)
 		return false;
-	cpu_rate = g->cpu_last > g->cpu_start ? (double)(g->cpu_last - g->cpu_start) / secs : 0;
+	/* CPU time not read yet (--all: no process seen): one CPU, as decide() */
+	cpu_rate = !g->cpu_first ? NS_PER_S : g->cpu_last > g->cpu_start ?
+		   (double)(g->cpu_last - g->cpu_start) / secs : 0;
 	cpu_rate -= g->warm_cost_ns / secs;
 	if (cpu_rate < 0.01 * NS_PER_S)
 		cpu_rate = 0.01 * NS_PER_S;
-	allowed = g->o.budget * cpu_rate * GOV_WARM_HORIZON_S;
-	return g->warm_cost_ns >= allowed;
+	return g->warm_cost_ns >= g->o.budget * cpu_rate * GOV_WARM_HORIZON_S;
 }
 
 /* The always-on set overspends (its rates rose since the last plan). */
@@ -639,8 +640,7 @@ static bool window_overspent(const struct governor *g, uint64_t now)
 	return cost > planned;
 }
 
-/* a window may open when the ledger is paid: the cost spent since the
- * start is within the budget of the CPU time so far; else when due */
+/* a window opens when the ledger is paid (spent within the budget so far) */
 static bool ledger_wait(struct governor *g, uint64_t now)
 {
 	double spent, allowed, spare = g->allowed_rate - g->always_on_rate, wait, win;
