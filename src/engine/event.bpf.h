@@ -138,10 +138,16 @@ static __always_inline void judge_wait(const struct pb_descriptor *d, const stru
  * it). A return probe's ACQUIRE is late only relative to what happened
  * during the acquiring call: held-back events since the call's entry
  * (call_entry_ts) were only reordered; one from before the call began is a
- * violation whatever follows (docs/validation.md, "Ordering"), as is one
- * older than PB_REORDER_NS (that bound only caps memory). With no entry
- * time (the return probe missed its entry) the order is unknown: counted
- * unjudged (lost_unjudged), neither forgiven as reordered nor charged.
+ * violation whatever follows (docs/validation.md, "Ordering"). With the
+ * entry time the order is exact however late the return probe fired (a
+ * thread descheduled between publishing the instance and its return:
+ * over 50 ms on two loaded CPUs, whereupon the lifetime, already ended,
+ * was opened again and the address's next ACQUIRE read as a double
+ * acquire); PB_REORDER_NS, which caps the tombstones' memory (the
+ * snapshot's sweep), bounds the rest. With no entry time (the return
+ * probe missed its entry) the order is unknown: held-back events up to
+ * PB_REORDER_NS old are counted unjudged (lost_unjudged), neither
+ * forgiven as reordered nor charged.
  * The tombstone goes. *met when the held-back events came after this
  * ACQUIRE began and meet its expectation (an allowed kind). True when a
  * held-back RELEASE already ended this lifetime: nothing is left to open. */
@@ -150,8 +156,8 @@ static __always_inline bool acquire_tombstone(const struct pb_descriptor *d,
 					      struct inst_state *st, struct ev_out *o, bool *met)
 {
 	__u64 entry = call_entry_ts(c);
-	bool in_call = ns_since(c->now, st->pending_ts) <= PB_REORDER_NS &&
-		       (!entry || st->pending_ts >= entry);
+	bool in_call = entry ? st->pending_ts >= entry :
+			       ns_since(c->now, st->pending_ts) <= PB_REORDER_NS;
 	bool released;
 	__u32 n[2];
 
@@ -161,8 +167,8 @@ static __always_inline bool acquire_tombstone(const struct pb_descriptor *d,
 	tomb_take(st, n);
 	/* its last held-back RELEASE came during this call (even if older
 	 * events did not): the lifetime ended already; open nothing */
-	released = n[1] != 0 && ns_since(c->now, TOMB_RELEASE_TS(st)) <= PB_REORDER_NS &&
-		   (!entry || TOMB_RELEASE_TS(st) >= entry);
+	released = n[1] != 0 && (entry ? TOMB_RELEASE_TS(st) >= entry :
+				 ns_since(c->now, TOMB_RELEASE_TS(st)) <= PB_REORDER_NS);
 	if (in_call && ((n[0] && d->expect_within[EV_USE]) ||
 			(released && d->expect_within[EV_RELEASE])))
 		*met = true;

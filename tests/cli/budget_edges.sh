@@ -8,16 +8,25 @@
 #  - every window's open cuts are RELEASEs it saw (open_cuts <= releases),
 #    their parts lie inside it (open_cut_max_ns <= detached_ns - open_ns),
 #    and a resource that is not shared never has more open cuts in a
-#    window than its capacity: only units held at the open can be cut by
-#    it. The demo's work queue (capacity 32) is pushed by a return probe
-#    that fires after a worker took the item on another CPU: counted at
-#    the RELEASE alone, hundreds of such reordered items a window read as
-#    open cuts; they must be taken back when the late ACQUIRE comes;
+#    window than its capacity plus the demo's threads: only units held at
+#    the open can be cut by it, and those a thread took in an acquiring
+#    call already running at the open (an `at: return` ACQUIRE: the
+#    return probe attached after the call began never fires for it; one
+#    call per thread). The demo's work queue (capacity 32) is pushed by a
+#    return probe that fires after a worker took the item on another CPU:
+#    counted at the RELEASE alone, hundreds of such reordered items a
+#    window read as open cuts; they must be taken back when the late
+#    ACQUIRE comes, however late (a producer descheduled past 50 ms);
 #  - once a window of demo.conn has an open cut whose part reaches the
 #    long-hold threshold's bucket (>= 2^26 ns, 67 ms), report's long_hold
 #    finding on demo.conn names open_cut_long_holds. The record is
-#    repeated up to 3 times until that happens (where the windows fall on
-#    the holds is chance); the bounds above hold in every record.
+#    repeated up to 5 times until that happens, each time with another
+#    hold (300-430 ms, held one period in two). Where the windows fall on
+#    the holds is chance, and a record has few chances: demo.conn's
+#    windows open 3-4 times in 12 s at 10 % (the first at the start), and
+#    one cuts a hold by >= 67 ms with odds of ~0.4, so ~1 record in 4
+#    has none (3 records in a row had none in 2 runs of 7 here). The
+#    bounds above hold in every record.
 set -u
 . tests/cli/lib.sh
 T=$(mktemp -d)
@@ -25,9 +34,10 @@ trap 'rm -rf "$T"' EXIT
 
 need_root
 
+# rec NAME HOLD_MS
 rec() {
 	if ! "$P" -j record -m "$DEMO_M" -o "$T/$1.trace" --budget 10% -- \
-		"$DEMO" -q --pathology long-hold --duration 12 --clients 4 \
+		"$DEMO" -q --pathology long-hold --hold-ms "$2" --duration 12 --clients 4 \
 		>"$T/$1.out" 2>"$T/$1.err"; then
 		if grep -qiE "operation not permitted|bpf.*not (supported|available)" "$T/$1.err"; then
 			[ "${CI:-}" = true ] && { echo "FAIL: BPF unavailable under CI=true"; exit 1; }
@@ -59,6 +69,7 @@ for l in open(sys.argv[3]):	# the demo manifest's resources
         shared.add(name)
     elif t.startswith('events:'):
         break
+THREADS = 4 + 2 + 3
 bad, total, long_conn = [], 0, 0
 if not recs:
     bad.append("no window_stats record: the governor opened no window")
@@ -70,9 +81,10 @@ for r in recs:
     if oc and r['open_cut_max_ns'] > r['detached_ns'] - r['open_ns']:
         bad.append("%s: an open cut %.1f ms after the open, window on %.1f ms"
                    % (res, r['open_cut_max_ns'] / 1e6, (r['detached_ns'] - r['open_ns']) / 1e6))
-    if res in cap and res not in shared and oc > cap[res]:
-        bad.append("%s: %d open cuts in one window, capacity %d (reordered ACQUIREs counted?)"
-                   % (res, oc, cap[res]))
+    # --clients 4, 2 workers, the holder, the pool's backend, main
+    if res in cap and res not in shared and oc > cap[res] + THREADS:
+        bad.append("%s: %d open cuts in one window, capacity %d + %d threads "
+                   "(reordered ACQUIREs counted?)" % (res, oc, cap[res], THREADS))
     if res == 'demo.conn' and r['open_cut_max_ns'] >= 1 << 26:
         long_conn += 1
 for b in bad:
@@ -95,12 +107,12 @@ PY
 }
 
 i=0
-while [ $i -lt 3 ]; do
-	rec "r$i" || exit 1
+for hold in 300 370 430 340 400; do
+	rec "r$i" "$hold" || exit 1
 	check "r$i"; rc=$?
 	[ $rc -eq 0 ] && exit 0
 	[ $rc -eq 3 ] || exit 1
 	i=$((i + 1))
 done
-echo "FAIL: 3 records and no window of demo.conn had an open cut >= 67 ms"
+echo "FAIL: $i records and no window of demo.conn had an open cut >= 67 ms"
 exit 1

@@ -319,45 +319,63 @@ TEST(engine_off_cpu_joined_to_pool_wait)
 	run__free(&r);
 }
 
-/* One address acquired, released and acquired again: two generations. */
-TEST(engine_address_reuse_gets_a_new_generation)
+/* Run the addr_reuse fixture with `args` under a manifest written for it:
+ * ACQUIRE obj_get at the return of `acq_sym` (instance retval, its entry
+ * stashed by the plan), RELEASE obj_put at res_release's entry. */
+static int run_reuse(struct run *r, const char *acq_sym, const char *const *args)
 {
 	char bin[4300], dir[] = "/tmp/pb-engine-XXXXXX", path[4200], hex[160];
-	const char *args[] = { "addr_reuse", "3", NULL };
 	struct elf_image *img;
-	struct run r;
-	uint64_t inst = 0, gens[8];
-	size_t i, n_gen = 0, n_acq = 0;
 	FILE *f;
+	int err = 0;
 
-	REQUIRE_BPF();
 	snprintf(bin, sizeof(bin), "%s/fixtures/addr_reuse", build_dir());
-	ASSERT_NOT_NULL(realpath(bin, path));
+	if (!realpath(bin, path))
+		return -errno;
 	snprintf(bin, sizeof(bin), "%s", path);
 	img = elf_image__open(bin);
-	ASSERT_NOT_NULL(img);
-	ASSERT_GT(elf_image__build_id_hex(img, hex, sizeof(hex)), 0);
+	if (!img)
+		return -EINVAL;
+	if (elf_image__build_id_hex(img, hex, sizeof(hex)) <= 0)
+		err = -EINVAL;
 	elf_image__free(img);
-	ASSERT_NOT_NULL(mkdtemp(dir));
+	if (err || !mkdtemp(dir))
+		return err ? err : -errno;
 	snprintf(path, sizeof(path), "%s/reuse.yaml", dir);
 	f = fopen(path, "w");
-	ASSERT_NOT_NULL(f);
+	if (!f) {
+		rmdir(dir);
+		return -errno;
+	}
 	fprintf(f,
 		"manifest: 1\nname: addr-reuse\n"
 		"targets:\n  - id: main\n    binary: %s\n    build_id: \"%s\"\n"
 		"resources:\n  - { name: fx.obj, class: pool, units: objects }\n"
 		"events:\n"
 		"  - id: obj_get\n    resource: fx.obj\n    kind: ACQUIRE\n"
-		"    site: { symbol: res_acquire, at: return }\n"
+		"    site: { symbol: %s, at: return }\n"
 		"    instance: retval\n    units: u32(arg0)\n    returns: value\n    confidence: validated\n"
 		"  - id: obj_put\n    resource: fx.obj\n    kind: RELEASE\n"
 		"    site: { symbol: res_release, at: entry }\n"
 		"    instance: arg0\n    returns: void\n    confidence: validated\n",
-		bin, hex);
+		bin, hex, acq_sym);
 	fclose(f);
-	ASSERT_OK(run_engine(&r, path, bin, args, true));
+	err = run_engine(r, path, bin, args, true);
 	unlink(path);
 	rmdir(dir);
+	return err;
+}
+
+/* One address acquired, released and acquired again: two generations. */
+TEST(engine_address_reuse_gets_a_new_generation)
+{
+	const char *args[] = { "addr_reuse", "3", NULL };
+	struct run r;
+	uint64_t inst = 0, gens[8];
+	size_t i, n_gen = 0, n_acq = 0;
+
+	REQUIRE_BPF();
+	ASSERT_OK(run_reuse(&r, "res_acquire", args));
 	for (i = 0; i < r.recs.n; i++) {
 		const struct pb_rec_resource *e = &r.recs.res[i];
 
@@ -387,6 +405,42 @@ TEST(engine_address_reuse_gets_a_new_generation)
 			ASSERT_U64_EQ(e->generation, r.recs.res[i - 1].generation);
 	}
 	ASSERT_EQ(r.snap.desc[0].new_generations, 3);
+	ASSERT_EQ(r.snap.res[0].live_instances, 0);
+	run__free(&r);
+}
+
+/* The object given back during its acquiring call, whose return probe
+ * fires 120 ms later (past PB_REORDER_NS; a thread descheduled that long
+ * between publishing an object and returning): the RELEASE, held back,
+ * happened after the call's entry, so the ACQUIRE is only observed late
+ * and the lifetime already ended. No violation, no live generation; the
+ * next round's ACQUIRE of the address is no double acquire. Before the
+ * order was decided by the call's entry whatever the delay, each round
+ * charged a release_not_active and opened a lifetime never to end. */
+TEST(engine_return_probe_late_past_reorder_bound_is_only_reordered)
+{
+	const char *args[] = { "addr_reuse", "3", "late", NULL };
+	struct run r;
+	size_t i, n_acq = 0;
+
+	REQUIRE_BPF();
+	ASSERT_OK(run_reuse(&r, "res_acquire_late", args));
+	ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	for (i = 0; i < r.recs.n; i++)
+		if (r.recs.res[i].kind == PB_EV_ACQUIRE) {
+			n_acq++;
+			ASSERT_TRUE(r.recs.res[i].flags & PB_RF_REORDERED);
+		}
+	fprintf(stderr, "  late: %zu ACQUIREs, reordered %llu, not active %llu, "
+		"double acquires %llu, live %lld\n", n_acq,
+		(unsigned long long)r.snap.engine.reordered,
+		(unsigned long long)r.snap.desc[1].not_active,
+		(unsigned long long)r.snap.desc[0].violations[PB_INV_DOUBLE_ACQUIRE],
+		(long long)r.snap.res[0].live_instances);
+	ASSERT_EQ(n_acq, 3);
+	ASSERT_U64_EQ(r.snap.engine.reordered, 3);
+	ASSERT_U64_EQ(r.snap.desc[0].violations[PB_INV_DOUBLE_ACQUIRE], 0);
+	ASSERT_U64_EQ(r.snap.desc[1].violations[PB_INV_RELEASE_NOT_ACTIVE], 0);
 	ASSERT_EQ(r.snap.res[0].live_instances, 0);
 	run__free(&r);
 }
